@@ -10,7 +10,7 @@ and brackets count as their ASCII forms):
    `\\boxed{X}`. The letter may be wrapped as `(X)`, `**X**`, `[X]`, `【X】`,
    `\\(X\\)` or `\\text{X}`.
 3. Otherwise the last remaining line decides if it is a bare answer: `X`,
-   `(X)`, `**X**`, `X.`, `X)` or `X. <text>`.
+   `(X)`, `**X**`, `X.`, `X)` or `X. <text>`, or holds exactly one bold letter.
 4. Anything else is unparseable; so are letters outside the option range and
    answers naming two letters (`Answer: C or D`).
 
@@ -51,6 +51,7 @@ _SECOND_LETTER = re.compile(
 )
 _LATEX_LETTER = re.compile(r"\\(?:text|textbf|mathrm|mathbf)\s*\{\s*([A-Z])\s*\}")
 _LATEX_DELIMITER = re.compile(r"\\[()\[\]]|\$")
+_BOLD_LETTER = re.compile(r"\*\*\s*[(\[]?(?P<letter>[A-Z])[)\]]?[.):]?\s*\*\*")
 _LOWER_WORD = re.compile(r"^\s+[a-z]")
 
 
@@ -140,6 +141,9 @@ def parse_strict(response: Any, options: Sequence[str]) -> ParseResult:
             letter = _bare_answer(line, choices)
             if letter is not None:
                 return ParseResult(letter, False, "final_line")
+            bold = {m.group("letter") for m in _BOLD_LETTER.finditer(line)} & set(choices)
+            if len(bold) == 1:
+                return ParseResult(bold.pop(), False, "bold")
             break
     reason = "options_only" if skipped and not any(line.strip() for line in kept) else "unparseable"
     return ParseResult(None, False, reason)

@@ -1,0 +1,159 @@
+"""Parser tests: agreement with the official MMMU-Pro extractions and properties."""
+
+from __future__ import annotations
+
+import json
+import string
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from factorial.parsers import coerce_options, get_parser, parse_mmmu_pro, row_rng
+from factorial.parsers_strict import parse_strict
+
+OUTPUTS = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures" / "mmmu-pro-outputs"
+PUBLISHED = {
+    "gpt-4o_standard10_cot.jsonl": 55.03,
+    "gpt-4o_standard10_direct.jsonl": 40.12,
+    "gpt-4o_vision_cot.jsonl": 50.06,
+    "gpt-4o_vision_direct.jsonl": 42.43,
+}
+TEN = [f"option text {i}" for i in range(10)]
+
+
+def _rows(name: str) -> list[dict]:
+    path = OUTPUTS / name
+    if not path.exists():
+        pytest.skip(f"fixture {name} not available")
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED))
+def test_mmmu_pro_parser_matches_official_letters(name: str) -> None:
+    rows = _rows(name)
+    fallback_rows = []
+    agreed = 0
+    for row in rows:
+        result = parse_mmmu_pro(
+            row["response"], coerce_options(row["options"]), row_rng(0, row["id"])
+        )
+        if result.fallback:
+            fallback_rows.append(row)
+            continue
+        assert result.letter == row["pred_indexs"], row["id"]
+        agreed += 1
+    assert agreed + len(fallback_rows) == len(rows)
+    # The published accuracy must be reachable by some outcome of the random guesses.
+    sure = sum(
+        1
+        for row in rows
+        if row not in fallback_rows
+        and parse_mmmu_pro(row["response"], coerce_options(row["options"])).letter == row["answer"]
+    )
+    low = 100 * sure / len(rows)
+    high = 100 * (sure + len(fallback_rows)) / len(rows)
+    assert low - 0.005 <= PUBLISHED[name] <= high + 0.005
+    print(f"{name}: {len(fallback_rows)} fallback rows, accuracy range {low:.2f}–{high:.2f}")
+
+
+def test_fallback_is_seeded_and_flagged() -> None:
+    options = ["x", "y", "z", "w"]
+    first = parse_mmmu_pro("", options, row_rng(7, "item-1"))
+    again = parse_mmmu_pro("", options, row_rng(7, "item-1"))
+    assert first == again
+    assert first.fallback and first.reason == "random_fallback" and not first.valid
+    letters = {parse_mmmu_pro("", options, row_rng(seed, "k")).letter for seed in range(40)}
+    assert letters == set("ABCD")
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        ("The answer is (B).", "B"),
+        ("Answer: Ｃ", "C"),
+        ("答え: Ｄ", "D"),
+        ("正解は【E】です。", "E"),
+        ("I think it is **F**", "F"),
+        ("Reasoning…\n\n**G**", "G"),
+        ("so we get $\\boxed{H}$", "H"),
+        ("Final answer: \\( \\text{J} \\)", "J"),
+        ("(C)", "C"),
+        ("D. neither of them", "D"),
+        ("Answer: I", "I"),
+    ],
+)
+def test_strict_accepts_explicit_forms(response: str, expected: str) -> None:
+    result = parse_strict(response, TEN)
+    assert (result.letter, result.fallback) == (expected, False)
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "",
+        "I'm sorry, I can't help with that.",
+        "A. first\nB. second\nC. third",
+        "Answer: I think it depends.",
+        "Answer: C or D",
+        "Answer: (A)(D)",
+        "Answer: K",
+    ],
+)
+def test_strict_refuses_to_guess(response: str) -> None:
+    result = parse_strict(response, TEN)
+    assert result.letter is None and not result.fallback
+
+
+def test_strict_ignores_listing_before_the_answer() -> None:
+    response = "Options:\nA. red\nB. green\nC. blue\n\nThe sky is blue.\nAnswer: C"
+    assert parse_strict(response, ["red", "green", "blue"]).letter == "C"
+
+
+def test_get_parser_by_name() -> None:
+    strict = get_parser("strict")
+    official = get_parser("mmmu_pro", seed=3)
+    assert strict("Answer: B", TEN, "k").letter == "B"
+    assert official("nothing here", TEN, "k") == official("nothing here", TEN, "k")
+    with pytest.raises(ValueError):
+        get_parser("nope")
+
+
+_letters = st.sampled_from(list(string.ascii_uppercase[:10]))
+
+
+def _ends_with_answer_line(text: str) -> bool:
+    last = text.rstrip().rsplit("\n", 1)[-1]
+    return parse_strict(last, TEN).letter is not None or "Answer:" in last
+
+
+@settings(max_examples=300, deadline=None)
+@given(prefix=st.text(max_size=400), letter=_letters)
+def test_answer_line_wins_for_both_parsers(prefix: str, letter: str) -> None:
+    if _ends_with_answer_line(prefix):
+        return
+    response = f"{prefix}\nAnswer: {letter}"
+    assert parse_strict(response, TEN).letter == letter
+    assert parse_mmmu_pro(response, TEN, row_rng(0, "p")).letter == letter
+
+
+_option_text = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=40
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(_option_text, min_size=2, max_size=10),
+    style=st.sampled_from(["{l}. {t}", "({l}) {t}", "{l}) {t}", "- {l}. {t}", "**{l}.** {t}"]),
+    blank_lines=st.booleans(),
+)
+def test_option_listing_alone_is_never_an_answer(
+    texts: list[str], style: str, blank_lines: bool
+) -> None:
+    lines = [
+        style.format(l=string.ascii_uppercase[i], t=t.strip() or "x") for i, t in enumerate(texts)
+    ]
+    response = ("\n\n" if blank_lines else "\n").join(lines)
+    assert parse_strict(response, texts).letter is None
