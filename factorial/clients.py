@@ -1,0 +1,190 @@
+"""Model clients: OpenAI-compatible chat completions (httpx) and Gemini (google-genai).
+
+Both raise `RetryableError` for rate limits, server errors, timeouts and
+garbled replies and `PermanentError` for everything another attempt would
+repeat. API keys come from the caller (read from the environment by the
+command) and never appear in messages or records.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import httpx
+
+from factorial.messages import ModelRequest
+from factorial.retry import PermanentError, RetryableError, is_retryable_status, parse_retry_after
+
+APIS = ("openai", "gemini")
+GEMINI_DEFAULT_ENDPOINT = "https://generativelanguage.googleapis.com"
+
+
+@dataclass(frozen=True)
+class GenerationParams:
+    """Sampling parameters recorded with every prediction."""
+
+    temperature: float = 0.0
+    max_tokens: int = 4096
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the parameters as a JSON-ready mapping."""
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A model's reply: the text, token usage as reported, and the finish reason."""
+
+    text: str
+    usage: dict[str, Any] = field(default_factory=dict)
+    finish_reason: str | None = None
+
+
+class ChatClient(Protocol):
+    """Anything that turns a ModelRequest into a Completion."""
+
+    async def complete(self, request: ModelRequest, params: GenerationParams) -> Completion:
+        """Send one request and return the reply."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections."""
+        ...
+
+
+def chat_completions_url(endpoint: str) -> str:
+    """Return the chat-completions URL for a base URL such as `http://host:8000/v1`."""
+    base = endpoint.rstrip("/")
+    return base if base.endswith("/chat/completions") else f"{base}/chat/completions"
+
+
+def openai_payload(model: str, request: ModelRequest, params: GenerationParams) -> dict[str, Any]:
+    """Return the chat-completions body: one user message, text then images as data URLs."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": request.text}]
+    for image in request.images:
+        encoded = base64.b64encode(image.data).decode("ascii")
+        content.append(
+            {"type": "image_url", "image_url": {"url": f"data:{image.mime};base64,{encoded}"}}
+        )
+    return {
+        "model": model,
+        "messages": [{"role": "user", "content": content}],
+        "temperature": params.temperature,
+        "max_tokens": params.max_tokens,
+    }
+
+
+class OpenAIChatClient:
+    """A client for OpenAI-compatible servers (OpenAI, vLLM, SGLang, Ollama)."""
+
+    def __init__(self, endpoint: str, model: str, api_key: str | None, timeout: float) -> None:
+        self.url = chat_completions_url(endpoint)
+        self.model = model
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.AsyncClient(timeout=httpx.Timeout(timeout))
+
+    async def complete(self, request: ModelRequest, params: GenerationParams) -> Completion:
+        """Send one chat completion and return its first choice."""
+        payload = openai_payload(self.model, request, params)
+        try:
+            response = await self._client.post(self.url, json=payload, headers=self._headers)
+        except httpx.TimeoutException as error:
+            raise RetryableError(f"timeout ({type(error).__name__})") from None
+        except httpx.TransportError as error:
+            raise RetryableError(f"connection failed ({type(error).__name__})") from None
+        if response.status_code != 200:
+            message = f"HTTP {response.status_code}"
+            if is_retryable_status(response.status_code):
+                retry_after = parse_retry_after(response.headers.get("retry-after"))
+                raise RetryableError(message, retry_after)
+            raise PermanentError(f"{message}: {response.text[:300]}")
+        try:
+            body = response.json()
+            choice = body["choices"][0]
+            text = choice["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise RetryableError("malformed response body") from None
+        if text is not None and not isinstance(text, str):
+            raise RetryableError("malformed response body")
+        usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+        return Completion(text or "", dict(usage or {}), choice.get("finish_reason"))
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool."""
+        await self._client.aclose()
+
+
+class GeminiChatClient:
+    """A client for Gemini models through google-genai; the base URL is configurable."""
+
+    def __init__(
+        self, endpoint: str | None, model: str, api_key: str | None, timeout: float
+    ) -> None:
+        from google import genai
+        from google.genai import types
+
+        options = types.HttpOptions(
+            base_url=endpoint or GEMINI_DEFAULT_ENDPOINT,
+            api_version="v1beta",
+            timeout=int(timeout * 1000),
+        )
+        self.model = model
+        self._types = types
+        self._client = genai.Client(api_key=api_key, http_options=options)
+
+    async def complete(self, request: ModelRequest, params: GenerationParams) -> Completion:
+        """Send one generateContent request and return the text parts of the first candidate."""
+        from google.genai import errors
+
+        types = self._types
+        parts = [types.Part.from_text(text=request.text)]
+        parts += [
+            types.Part.from_bytes(data=image.data, mime_type=image.mime) for image in request.images
+        ]
+        config = types.GenerateContentConfig(
+            temperature=params.temperature, max_output_tokens=params.max_tokens
+        )
+        try:
+            response = await self._client.aio.models.generate_content(
+                model=self.model, contents=[types.Content(role="user", parts=parts)], config=config
+            )
+        except errors.APIError as error:
+            code = int(error.code or 0)
+            if is_retryable_status(code):
+                raise RetryableError(f"HTTP {code}") from None
+            raise PermanentError(f"HTTP {code}: {str(error.message or '')[:300]}") from None
+        except httpx.TimeoutException as error:
+            raise RetryableError(f"timeout ({type(error).__name__})") from None
+        except httpx.TransportError as error:
+            raise RetryableError(f"connection failed ({type(error).__name__})") from None
+        texts: list[str] = []
+        finish: str | None = None
+        if response.candidates:
+            candidate = response.candidates[0]
+            finish = str(candidate.finish_reason.value) if candidate.finish_reason else None
+            for part in (candidate.content.parts if candidate.content else None) or []:
+                if part.text and not part.thought:
+                    texts.append(part.text)
+        usage = (
+            response.usage_metadata.model_dump(exclude_none=True) if response.usage_metadata else {}
+        )
+        return Completion("".join(texts), usage, finish)
+
+    async def aclose(self) -> None:
+        """Release the client's connections."""
+        await self._client.aio.aclose()
+
+
+def make_client(
+    api: str, endpoint: str | None, model: str, api_key: str | None, timeout: float
+) -> ChatClient:
+    """Return the client for `api` (openai or gemini)."""
+    if api == "openai":
+        if not endpoint:
+            raise ValueError("--endpoint is required for --api openai")
+        return OpenAIChatClient(endpoint, model, api_key, timeout)
+    if api == "gemini":
+        return GeminiChatClient(endpoint, model, api_key, timeout)
+    raise ValueError(f"unknown api {api!r}; choose one of {', '.join(APIS)}")

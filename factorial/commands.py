@@ -1,0 +1,189 @@
+"""The `predict`, `score` and `analyze` subcommands of `itemshot`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from factorial.parsers import PARSER_NAMES
+
+API_KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the predict, score and analyze subcommands to the `itemshot` parser."""
+    predict = subparsers.add_parser(
+        "predict",
+        help="send every condition of an output set to a model",
+        description="Send every condition of OUT/manifest.jsonl to a model and write "
+        "OUT/predictions.jsonl. API keys are read from OPENAI_API_KEY or GEMINI_API_KEY.",
+    )
+    predict.add_argument("out", type=Path, metavar="OUT", help="output set folder")
+    predict.add_argument("--endpoint", help="base URL, e.g. http://127.0.0.1:8000/v1")
+    predict.add_argument("--model", required=True, help="model name sent to the endpoint")
+    predict.add_argument("--api", choices=("openai", "gemini"), default="openai")
+    predict.add_argument("--prompt", default="direct", help="direct, cot, or a template file")
+    predict.add_argument("--concurrency", type=int, default=8, help="requests in flight")
+    predict.add_argument("--temperature", type=float, default=0.0)
+    predict.add_argument("--max-tokens", type=int, default=4096)
+    predict.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
+    predict.add_argument("--max-attempts", type=int, default=6, help="attempts per request")
+    predict.add_argument("--retry-delay", type=float, default=1.0, help="first backoff, seconds")
+    predict.add_argument("--cache", type=Path, help="response cache folder (OUT/.cache/predict)")
+    predict.add_argument("--seed", type=int, default=0, help="seed of the backoff jitter")
+    predict.set_defaults(handler=run_predict_command)
+
+    score = subparsers.add_parser(
+        "score",
+        help="score a JSONL of responses",
+        description="Score a JSONL with id, response, answer and options fields.",
+    )
+    score.add_argument("responses", type=Path, metavar="RESPONSES.jsonl")
+    score.add_argument("--parser", choices=PARSER_NAMES, default="mmmu_pro")
+    score.add_argument("--seed", type=int, default=0, help="seed of the mmmu_pro random fallback")
+    score.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    score.set_defaults(handler=run_score_command)
+
+    analyze = subparsers.add_parser(
+        "analyze",
+        help="analyse predictions of a sweep",
+        description="Join predictions with the output set(s) and write report.md, "
+        "report.html, results.json and PNG plots.",
+    )
+    analyze.add_argument("predictions", type=Path, nargs="+", metavar="PREDICTIONS")
+    analyze.add_argument("--sets", type=Path, nargs="+", required=True, metavar="OUT")
+    analyze.add_argument("--parser", choices=PARSER_NAMES, default="strict")
+    analyze.add_argument("--report", type=Path, help="report folder (default OUT/report)")
+    analyze.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples")
+    analyze.add_argument("--seed", type=int, default=0)
+    analyze.set_defaults(handler=run_analyze_command)
+
+
+def run_predict_command(args: argparse.Namespace) -> int:
+    """Run `itemshot predict`."""
+    from factorial.clients import GenerationParams, make_client
+    from factorial.predict import PredictConfig, run_predict
+    from factorial.retry import RetryPolicy
+
+    console = Console(stderr=True)
+    api_key = os.environ.get(API_KEY_VARIABLES[args.api])
+    try:
+        client = make_client(args.api, args.endpoint, args.model, api_key, args.timeout)
+    except ValueError as error:
+        console.print(f"[red]error:[/red] {error}")
+        return 2
+    config = PredictConfig(
+        model=args.model,
+        api=args.api,
+        prompt=args.prompt,
+        params=GenerationParams(args.temperature, args.max_tokens),
+        concurrency=args.concurrency,
+        retry=RetryPolicy(max_attempts=args.max_attempts, base_delay=args.retry_delay),
+        seed=args.seed,
+    )
+    progress = Progress(
+        TextColumn("predict"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    )
+    task = progress.add_task("predict", total=None)
+    try:
+        with progress:
+            summary = asyncio.run(
+                run_predict(
+                    args.out,
+                    client,
+                    config,
+                    args.cache,
+                    on_start=lambda total: progress.update(task, total=total),
+                    on_done=lambda: progress.advance(task),
+                )
+            )
+    except (FileNotFoundError, ValueError) as error:
+        console.print(f"[red]error:[/red] {error}")
+        return 2
+    table = Table(title=f"predict · {args.model}")
+    for column in ("rows", "sent", "from cache", "failed", "attempts", "skipped rows"):
+        table.add_column(column, justify="right")
+    table.add_row(
+        *(
+            str(v)
+            for v in (
+                summary.total,
+                summary.sent,
+                summary.cached,
+                summary.failed,
+                summary.attempts,
+                len(summary.skipped_rows),
+            )
+        )
+    )
+    console.print(table)
+    for reason in summary.skipped_rows[:10]:
+        console.print(f"[yellow]skipped[/yellow] {reason}")
+    console.print(f"wrote {summary.output}")
+    return 1 if summary.failed else 0
+
+
+def run_score_command(args: argparse.Namespace) -> int:
+    """Run `itemshot score`."""
+    from factorial.scoring import read_jsonl, score_records, summarise
+
+    console = Console()
+    try:
+        records = read_jsonl(args.responses)
+    except (OSError, ValueError) as error:
+        Console(stderr=True).print(f"[red]error:[/red] {error}")
+        return 2
+    scored, errors = score_records(records, args.parser, args.seed)
+    summary = summarise(args.parser, scored, errors)
+    if args.json:
+        sys.stdout.write(json.dumps(summary.as_dict(), indent=2) + "\n")
+        return 0
+    acc = summary.accuracy
+    table = Table(title=f"{args.responses.name} · parser {args.parser}")
+    for column in ("n", "correct", "accuracy %", "95% CI", "invalid", "fallback", "range %"):
+        table.add_column(column, justify="right")
+    table.add_row(
+        str(acc.n),
+        str(acc.correct),
+        f"{100 * acc.rate:.2f}" if acc.n else "–",
+        f"{100 * acc.low:.2f}–{100 * acc.high:.2f}",
+        str(summary.invalid),
+        str(summary.fallback),
+        f"{100 * summary.low_bound:.2f}–{100 * summary.high_bound:.2f}",
+    )
+    console.print(table)
+    for message in errors[:10]:
+        console.print(f"[yellow]skipped[/yellow] {message}")
+    return 0
+
+
+def run_analyze_command(args: argparse.Namespace) -> int:
+    """Run `itemshot analyze`."""
+    from factorial.analysis import analyze
+    from factorial.report import print_summary, write_report
+
+    console = Console()
+    report_dir = args.report or args.sets[0] / "report"
+    try:
+        results = analyze(
+            args.predictions, args.sets, args.parser, n_boot=args.bootstrap, seed=args.seed
+        )
+    except (FileNotFoundError, ValueError) as error:
+        Console(stderr=True).print(f"[red]error:[/red] {error}")
+        return 2
+    paths = write_report(results, report_dir)
+    print_summary(results, console)
+    console.print(f"wrote {', '.join(str(path) for path in paths)}")
+    return 0

@@ -1,0 +1,219 @@
+"""Send every condition of an output set to a model and write `predictions.jsonl`.
+
+Requests run concurrently up to a bound; failures that may pass (429, 5xx,
+timeouts, garbled replies) are retried with jittered exponential backoff.
+Each successful reply is stored in an on-disk cache keyed by (model, prompt,
+request text, image hashes, parameters) the moment it arrives, so a killed or
+repeated run only sends what is missing. Errors are recorded, not cached.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from factorial.cache import ResponseCache, atomic_write_text, request_key
+from factorial.clients import ChatClient, Completion, GenerationParams
+from factorial.messages import ModelRequest, build_request
+from factorial.parsers import row_rng
+from factorial.prompts import PromptSet, resolve_prompts
+from factorial.retry import PermanentError, RetryableError, RetryPolicy
+from factorial.sweep import SweepRow, read_manifest
+
+PREDICTIONS_FILE = "predictions.jsonl"
+
+
+@dataclass(frozen=True)
+class PredictConfig:
+    """Everything that decides what is sent and how: model, prompt, parameters, limits."""
+
+    model: str
+    api: str = "openai"
+    prompt: str = "direct"
+    params: GenerationParams = field(default_factory=GenerationParams)
+    concurrency: int = 8
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class PredictSummary:
+    """What a run did: rows, replies sent and reused, failures, attempts, output file."""
+
+    total: int
+    sent: int
+    cached: int
+    failed: int
+    attempts: int
+    skipped_rows: tuple[str, ...]
+    output: Path
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    completion: Completion | None
+    latency: float | None
+    attempts: int
+    error: dict[str, Any] | None
+
+
+def prompts_for(spec: str) -> Callable[[SweepRow], PromptSet]:
+    """Return a per-row prompt chooser: built-in prompts follow each row's language."""
+    if spec in ("direct", "cot"):
+        return lambda row: resolve_prompts(spec, row.language)
+    fixed = resolve_prompts(spec)
+    return lambda row: fixed
+
+
+async def _call_with_retries(
+    client: ChatClient,
+    request: ModelRequest,
+    config: PredictConfig,
+    slots: asyncio.Semaphore,
+    key: str,
+) -> _Outcome:
+    rng = row_rng(config.seed, key)
+    last_error = "no attempt made"
+    for attempt in range(1, config.retry.max_attempts + 1):
+        try:
+            async with slots:
+                started = time.perf_counter()
+                completion = await client.complete(request, config.params)
+                latency = time.perf_counter() - started
+            return _Outcome(completion, latency, attempt, None)
+        except PermanentError as error:
+            return _Outcome(None, None, attempt, {"kind": "permanent", "message": str(error)})
+        except RetryableError as error:
+            last_error = str(error)
+            if attempt < config.retry.max_attempts:
+                await asyncio.sleep(config.retry.delay(attempt, rng, error.retry_after))
+    return _Outcome(
+        None,
+        None,
+        config.retry.max_attempts,
+        {"kind": "retries_exhausted", "message": last_error},
+    )
+
+
+def _record(
+    row: SweepRow,
+    config: PredictConfig,
+    prompts: PromptSet,
+    key: str,
+    cached: bool,
+    reply: dict[str, Any] | None,
+    error: dict[str, Any] | None,
+    attempts: int,
+) -> dict[str, Any]:
+    return {
+        "condition_id": row.job_key,
+        "item_id": row.item_id,
+        "format": row.format,
+        "model": config.model,
+        "api": config.api,
+        "prompt": prompts.name,
+        "request_key": key,
+        "response": reply["response"] if reply else None,
+        "usage": reply.get("usage", {}) if reply else {},
+        "finish_reason": reply.get("finish_reason") if reply else None,
+        "latency_s": reply.get("latency_s") if reply else None,
+        "attempts": attempts,
+        "cached": cached,
+        "temperature": config.params.temperature,
+        "max_tokens": config.params.max_tokens,
+        "error": error,
+    }
+
+
+async def predict_rows(
+    rows: Sequence[SweepRow],
+    client: ChatClient,
+    config: PredictConfig,
+    cache: ResponseCache,
+    on_done: Callable[[], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Return one prediction record per row, in row order, using and filling the cache."""
+    choose = prompts_for(config.prompt)
+    slots = asyncio.Semaphore(max(1, config.concurrency))
+
+    async def one(row: SweepRow) -> dict[str, Any]:
+        prompts = choose(row)
+        try:
+            request = build_request(row, prompts)
+        except (OSError, ValueError) as error:
+            if on_done:
+                on_done()
+            return _record(
+                row, config, prompts, "", False, None, {"kind": "input", "message": str(error)}, 0
+            )
+        key = request_key(
+            f"{config.api}:{config.model}",
+            prompts.digest,
+            request.text,
+            tuple(image.sha256 for image in request.images),
+            config.params.as_dict(),
+        )
+        hit = cache.get(key)
+        if hit is not None:
+            if on_done:
+                on_done()
+            return _record(row, config, prompts, key, True, hit, None, 0)
+        outcome = await _call_with_retries(client, request, config, slots, key)
+        reply = None
+        if outcome.completion is not None:
+            reply = {
+                "response": outcome.completion.text,
+                "usage": outcome.completion.usage,
+                "finish_reason": outcome.completion.finish_reason,
+                "latency_s": outcome.latency,
+                "model": config.model,
+                "params": config.params.as_dict(),
+            }
+            cache.put(key, reply)
+        if on_done:
+            on_done()
+        return _record(row, config, prompts, key, False, reply, outcome.error, outcome.attempts)
+
+    return list(await asyncio.gather(*(one(row) for row in rows)))
+
+
+def write_predictions(path: Path, records: Sequence[dict[str, Any]]) -> None:
+    """Write prediction records as JSON lines, atomically."""
+    text = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+    atomic_write_text(path, text)
+
+
+async def run_predict(
+    out: Path,
+    client: ChatClient,
+    config: PredictConfig,
+    cache_dir: Path | None = None,
+    on_start: Callable[[int], None] | None = None,
+    on_done: Callable[[], None] | None = None,
+) -> PredictSummary:
+    """Predict every usable row of `out/manifest.jsonl` and write `out/predictions.jsonl`."""
+    manifest = read_manifest(out)
+    cache = ResponseCache(cache_dir or out / ".cache" / "predict")
+    if on_start:
+        on_start(len(manifest.rows))
+    try:
+        records = await predict_rows(manifest.rows, client, config, cache, on_done)
+    finally:
+        await client.aclose()
+    output = out / PREDICTIONS_FILE
+    write_predictions(output, records)
+    fresh = [r for r in records if not r["cached"] and r["request_key"]]
+    return PredictSummary(
+        total=len(records),
+        sent=sum(1 for r in fresh if r["error"] is None),
+        cached=sum(1 for r in records if r["cached"]),
+        failed=sum(1 for r in records if r["error"] is not None),
+        attempts=sum(int(r["attempts"]) for r in records),
+        skipped_rows=manifest.skipped,
+        output=output,
+    )

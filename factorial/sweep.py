@@ -1,0 +1,164 @@
+"""Read an output set's manifest into typed rows, tolerating fields not yet written.
+
+The renderer writes `job_key`, `item_id`, `status`, `image`, `answer`,
+`options`, `question`, `subject`, `language`, `presentation`, `seed`; the
+factorial controller adds `format`, `condition` and, for text formats,
+`figures`. Rows without `format` are taken as `vision` when they carry an
+image and as `standard` otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from factorial.parsers import LETTERS, coerce_options
+
+FORMATS = (
+    "blind",
+    "standard",
+    "vision",
+    "vision_placeholder",
+    "vision_text_only",
+    "vision_question_only",
+)
+IMAGE_FORMATS = ("vision", "vision_placeholder", "vision_text_only", "vision_question_only")
+
+
+class ManifestError(ValueError):
+    """A manifest row that cannot be used; names the line, item and field."""
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    """One rendered condition of one item, as predict and analyze need it."""
+
+    job_key: str
+    item_id: str
+    format: str
+    answer: str
+    options: tuple[str, ...]
+    question: str = ""
+    subject: str = ""
+    language: str = "en"
+    image: Path | None = None
+    figures: tuple[Path, ...] = ()
+    condition: Mapping[str, Any] = field(default_factory=dict)
+    presentation: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_options(self) -> int:
+        """Return the number of options shown."""
+        return len(self.options)
+
+    def factor(self, name: str) -> Any:
+        """Return a factor level from the condition, else from the presentation, else None."""
+        if name in self.condition:
+            return self.condition[name]
+        if name == "format":
+            return self.format
+        if name == "n_options":
+            return self.n_options
+        return self.presentation.get(name)
+
+
+def _answer_letter(value: Any, n_options: int) -> str:
+    if isinstance(value, bool):
+        raise ValueError("answer must be a letter or an index")
+    if isinstance(value, int):
+        index = value
+    elif isinstance(value, str) and value.strip().isdigit():
+        index = int(value.strip())
+    elif isinstance(value, str) and len(value.strip()) == 1:
+        index = LETTERS.index(value.strip().upper())
+    else:
+        raise ValueError(f"answer {value!r} is neither a letter nor an index")
+    if not 0 <= index < n_options:
+        raise ValueError(f"answer {value!r} is outside the {n_options} options")
+    return LETTERS[index]
+
+
+def row_from_record(record: Mapping[str, Any], root: Path) -> SweepRow:
+    """Return a SweepRow from one manifest record; raises ValueError naming the bad field."""
+    item_id = str(record.get("item_id") or record.get("id") or "")
+    if not item_id:
+        raise ValueError("field 'item_id' is missing")
+    job_key = str(record.get("job_key") or item_id)
+    try:
+        options = tuple(coerce_options(record.get("options")))
+    except (ValueError, SyntaxError) as error:
+        raise ValueError(f"field 'options': {error}") from error
+    if not options:
+        raise ValueError("field 'options' is empty")
+    try:
+        answer = _answer_letter(record.get("answer"), len(options))
+    except ValueError as error:
+        raise ValueError(f"field 'answer': {error}") from error
+    image = root / str(record["image"]) if record.get("image") else None
+    figures = tuple(root / str(path) for path in record.get("figures") or ())
+    fmt = str(record.get("format") or ("vision" if image is not None else "standard"))
+    if fmt not in FORMATS:
+        raise ValueError(f"field 'format': unknown format {fmt!r}")
+    if fmt in IMAGE_FORMATS and image is None:
+        raise ValueError(f"field 'image': format {fmt!r} needs an image")
+    condition = record.get("condition")
+    presentation = record.get("presentation")
+    return SweepRow(
+        job_key=job_key,
+        item_id=item_id,
+        format=fmt,
+        answer=answer,
+        options=options,
+        question=str(record.get("question") or ""),
+        subject=str(record.get("subject") or ""),
+        language=str(record.get("language") or "en"),
+        image=image,
+        figures=figures,
+        condition=dict(condition) if isinstance(condition, Mapping) else {},
+        presentation=dict(presentation) if isinstance(presentation, Mapping) else {},
+    )
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """The usable rows of an output set and the rows skipped, with reasons."""
+
+    root: Path
+    rows: tuple[SweepRow, ...]
+    skipped: tuple[str, ...]
+
+
+def _records(path: Path) -> Iterator[tuple[int, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if line.strip():
+                try:
+                    yield number, json.loads(line)
+                except json.JSONDecodeError as error:
+                    yield number, error
+
+
+def read_manifest(out: Path) -> Manifest:
+    """Return the rows of `out/manifest.jsonl` with status ok; others are listed as skipped."""
+    path = out / "manifest.jsonl"
+    if not path.is_file():
+        raise FileNotFoundError(f"no manifest.jsonl in {out}")
+    rows: list[SweepRow] = []
+    skipped: list[str] = []
+    for number, record in _records(path):
+        if not isinstance(record, Mapping):
+            skipped.append(f"line {number}: not a JSON object ({record})")
+            continue
+        status = record.get("status", "ok")
+        item = record.get("item_id", "?")
+        if status != "ok":
+            skipped.append(f"line {number}, item {item!r}: status {status!r}")
+            continue
+        try:
+            rows.append(row_from_record(record, out))
+        except ValueError as error:
+            skipped.append(f"line {number}, item {item!r}: {error}")
+    return Manifest(out, tuple(rows), tuple(skipped))
