@@ -1,0 +1,127 @@
+"""capture() and replay(): a clean render in, a captured image with its full record out."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from degradations.encoding import decode, encode, sample_encoding, to_rgb
+from degradations.frame import Compose, Frame, Params, json_ready
+from degradations.presets import pipeline
+from degradations.seeding import rng_for
+from renderer.records import Layout, Region
+
+PARAMS_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Captured:
+    """A captured image: encoded bytes, every applied parameter, and regions in its pixels."""
+
+    image: bytes
+    format: str
+    params: dict[str, Any]
+    regions: tuple[Region, ...]
+    width: int
+    height: int
+
+    def array(self) -> np.ndarray:
+        """Return the decoded RGB image."""
+        return decode(self.image)
+
+    @property
+    def suffix(self) -> str:
+        """Return the file suffix for the format (`.png` or `.jpg`)."""
+        return ".jpg" if self.format == "jpeg" else ".png"
+
+
+def _pixels(image: bytes | np.ndarray) -> np.ndarray:
+    if isinstance(image, bytes | bytearray | memoryview):
+        return decode(bytes(image))
+    return to_rgb(np.asarray(image))
+
+
+def _points(regions: Sequence[Region]) -> np.ndarray:
+    if not regions:
+        return np.zeros((0, 2), np.float64)
+    return np.asarray([corner for region in regions for corner in region.quad], np.float64)
+
+
+def _mapped(regions: Sequence[Region], points: np.ndarray) -> tuple[Region, ...]:
+    out = []
+    for index, region in enumerate(regions):
+        corners = points[4 * index : 4 * index + 4]
+        quad = tuple((float(x), float(y)) for x, y in corners)
+        out.append(region.with_quad(quad))  # type: ignore[arg-type]
+    return tuple(out)
+
+
+def _finish(frame: Frame, regions: Sequence[Region], params: Params) -> Captured:
+    data = encode(frame.image, params["encode"])
+    return Captured(
+        image=data,
+        format=params["encode"]["format"],
+        params=params,
+        regions=_mapped(regions, frame.points),
+        width=frame.width,
+        height=frame.height,
+    )
+
+
+def capture(
+    image: bytes | np.ndarray, regions: Sequence[Region], preset: str, severity: str, seed: int
+) -> Captured:
+    """Simulate capturing a clean render with `preset` at `severity`, seeded only by `seed`.
+
+    `image` is encoded bytes or an RGB(A) uint8 array; each region's `quad` must
+    be in the clean image's pixels and comes back mapped to the captured image.
+    """
+    pixels = _pixels(image)
+    steps, encode_spec = pipeline(preset, severity)
+    frame, records = steps(Frame(pixels, _points(regions)), seed)
+    params = json_ready(
+        {
+            "version": PARAMS_VERSION,
+            "preset": preset,
+            "severity": severity,
+            "seed": int(seed),
+            "input": {
+                "width": int(pixels.shape[1]),
+                "height": int(pixels.shape[0]),
+                "sha256": hashlib.sha256(pixels.tobytes()).hexdigest(),
+            },
+            "steps": records,
+            "encode": sample_encoding(rng_for(seed, "encode"), encode_spec),
+        }
+    )
+    return _finish(frame, regions, params)
+
+
+def replay(
+    image: bytes | np.ndarray, regions: Sequence[Region], params: Mapping[str, Any]
+) -> Captured:
+    """Re-apply a stored `Captured.params` record to the same clean image: identical bytes."""
+    if params.get("version") != PARAMS_VERSION:
+        raise ValueError(f"unsupported capture params version {params.get('version')!r}")
+    pixels = _pixels(image)
+    expected = params["input"]
+    if [pixels.shape[1], pixels.shape[0]] != [expected["width"], expected["height"]]:
+        raise ValueError(
+            f"clean image is {pixels.shape[1]}x{pixels.shape[0]}, the record was made on "
+            f"{expected['width']}x{expected['height']}"
+        )
+    frame = Compose.replay(Frame(pixels, _points(regions)), params["steps"])
+    return _finish(frame, regions, json_ready(params))
+
+
+def capture_layout(
+    image: bytes | np.ndarray, layout: Layout, preset: str, severity: str, seed: int
+) -> tuple[Captured, Layout]:
+    """Capture a clean render and return the result with its layout moved to the new pixels."""
+    captured = capture(image, layout.regions, preset, severity, seed)
+    moved = replace(layout, width=captured.width, height=captured.height, regions=captured.regions)
+    return captured, moved
