@@ -15,13 +15,13 @@ class FontFace:
     licence: str
 
 
-# Latin and Japanese faces per style role. Japanese CJK fonts also carry Latin
-# glyphs, so a Japanese item's stack lists the Latin face first (Latin letters
-# and digits look as the role intends) and the Japanese face second.
+# Latin and Japanese faces per style role. A Japanese item's stack lists the
+# Japanese face first: some Latin faces (Nanum Pen Script) map a few CJK code
+# points to blank glyphs, which would silently win over the Japanese face.
 _LATIN: dict[str, FontFace] = {
     "regular": FontFace("Noto Sans", 400, "fonts-noto-core", "OFL-1.1"),
     "bold": FontFace("Noto Sans", 700, "fonts-noto-core", "OFL-1.1"),
-    "thin": FontFace("Noto Sans CJK JP", 100, "fonts-noto-cjk-extra", "OFL-1.1"),
+    "thin": FontFace("Noto Sans CJK JP", 300, "fonts-noto-cjk-extra", "OFL-1.1"),
     "handwritten": FontFace("Nanum Pen Script", 400, "fonts-nanum-extra", "OFL-1.1"),
     "comic": FontFace("Comic Neue", 400, "fonts-comic-neue", "OFL-1.1"),
     "serif": FontFace("TeX Gyre Termes", 400, "fonts-texgyre", "GUST-Font-License"),
@@ -30,7 +30,7 @@ _LATIN: dict[str, FontFace] = {
 _JAPANESE: dict[str, FontFace] = {
     "regular": FontFace("Noto Sans CJK JP", 400, "fonts-noto-cjk", "OFL-1.1"),
     "bold": FontFace("Noto Sans CJK JP", 700, "fonts-noto-cjk", "OFL-1.1"),
-    "thin": FontFace("Noto Sans CJK JP", 100, "fonts-noto-cjk-extra", "OFL-1.1"),
+    "thin": FontFace("Noto Sans CJK JP", 300, "fonts-noto-cjk-extra", "OFL-1.1"),
     "handwritten": FontFace("Klee One", 400, "fonts-klee", "OFL-1.1"),
     "comic": FontFace("MotoyaLMaru", 400, "fonts-motoya-l-maruberi", "Apache-2.0"),
     "serif": FontFace("Noto Serif CJK JP", 400, "fonts-noto-cjk", "OFL-1.1"),
@@ -60,7 +60,7 @@ def choose_fonts(style: str, language: str) -> FontChoice:
     latin = _LATIN[style]
     if language == "ja":
         japanese = _JAPANESE[style]
-        return FontChoice((latin, japanese), japanese.weight)
+        return FontChoice((japanese, latin), japanese.weight)
     return FontChoice((latin,), latin.weight)
 
 

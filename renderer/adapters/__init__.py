@@ -1,0 +1,90 @@
+"""Dataset adapters: read MCQ datasets in several layouts into checked Items."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from renderer.adapters.build import MISSING_POLICIES, RawItem, build_item
+from renderer.adapters.formats import (
+    FORMATS,
+    ColumnMapping,
+    DatasetError,
+    detect_format,
+    read_rows,
+    to_raw_item,
+)
+from renderer.items import Item, ItemError
+
+__all__ = [
+    "FORMATS",
+    "MISSING_POLICIES",
+    "ColumnMapping",
+    "Dataset",
+    "DatasetError",
+    "RawItem",
+    "build_item",
+    "load_dataset",
+]
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """The rows of a dataset in file order: each a checked Item or the ItemError it raised."""
+
+    path: Path
+    format: str
+    entries: tuple[Item | ItemError, ...]
+
+    @property
+    def items(self) -> list[Item]:
+        """Return the items that passed their checks."""
+        return [e for e in self.entries if isinstance(e, Item)]
+
+    @property
+    def errors(self) -> list[ItemError]:
+        """Return the per-item errors."""
+        return [e for e in self.entries if isinstance(e, ItemError)]
+
+
+def load_dataset(
+    path: str | Path,
+    *,
+    format: str | None = None,
+    mapping: ColumnMapping | None = None,
+    missing_images: str = "fail",
+    limit: int | None = None,
+) -> Dataset:
+    """Read a dataset file into Items; bad rows become ItemErrors, the rest still load.
+
+    The format is detected from the file unless given; image paths resolve
+    against the file's folder and may not leave it.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DatasetError(f"dataset file {str(path)!r} not found")
+    if missing_images not in MISSING_POLICIES:
+        raise DatasetError(f"--missing-images must be one of {', '.join(MISSING_POLICIES)}")
+    fmt = format or detect_format(path)
+    if fmt not in FORMATS:
+        raise DatasetError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
+    mapping = mapping or ColumnMapping()
+    root = path.parent
+    entries: list[Item | ItemError] = []
+    seen_ids: set[str] = set()
+    for line, row in enumerate(read_rows(path), start=1):
+        if limit is not None and len(entries) >= limit:
+            break
+        if "__error__" in row:
+            entries.append(ItemError(str(line), "row", row["__error__"]))
+            continue
+        raw = to_raw_item(fmt, row, line, mapping)
+        if raw.id in seen_ids:
+            entries.append(ItemError(raw.id, "id", f"duplicate id (row {line})"))
+            continue
+        seen_ids.add(raw.id)
+        try:
+            entries.append(build_item(raw, root, missing_images))
+        except ItemError as error:
+            entries.append(error)
+    return Dataset(path=path, format=fmt, entries=tuple(entries))

@@ -1,0 +1,200 @@
+"""Dataset readers: each turns a file's rows into RawItems for `build_item`."""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from renderer.adapters.build import RawItem
+from renderer.items import LETTERS
+
+FORMATS = ("mmmu_hf", "mmmu_pro_tool", "mmmu_pro_mix", "generic")
+MAX_IMAGE_COLUMNS = 7
+
+
+class DatasetError(ValueError):
+    """A dataset that cannot be read at all (as opposed to one bad item)."""
+
+
+@dataclass(frozen=True)
+class ColumnMapping:
+    """Which columns of a generic dataset hold which item fields.
+
+    `options` names one column holding a list (or a stringified list);
+    `option_columns` names one column per option instead (e.g. A, B, C, D).
+    `answer_format` is auto (letter or option text), letter, index0, index1 or text.
+    """
+
+    question: str = "question"
+    options: str | None = "options"
+    option_columns: tuple[str, ...] = ()
+    answer: str = "answer"
+    answer_format: str = "auto"
+    images: tuple[str, ...] = tuple(f"image_{n}" for n in range(1, MAX_IMAGE_COLUMNS + 1))
+    id: str | None = "id"
+    subject: str | None = "subject"
+    language: str | None = "language"
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_pairs(cls, pairs: Mapping[str, str]) -> ColumnMapping:
+        """Return a mapping from `field=column` pairs (`options=A,B,C,D` means option columns)."""
+        known = {"question", "options", "answer", "answer_format", "images", "id", "subject"}
+        known |= {"language"}
+        unknown = set(pairs) - known
+        if unknown:
+            raise DatasetError(f"unknown mapping field(s) {sorted(unknown)}; known: {sorted(known)}")
+        values: dict[str, Any] = {}
+        for key, value in pairs.items():
+            if key == "options" and "," in value:
+                values["option_columns"] = tuple(v.strip() for v in value.split(","))
+                values["options"] = None
+            elif key == "images":
+                values["images"] = tuple(v.strip() for v in value.split(",") if v.strip())
+            else:
+                values[key] = value
+        return cls(**values)
+
+
+def detect_format(path: Path) -> str:
+    """Return the adapter name that fits the file, by extension and first row's columns."""
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        columns = set(pq.read_schema(path).names)
+        return "mmmu_hf" if {"question", "options", "answer", "image_1"} <= columns else "generic"
+    if suffix in (".jsonl", ".json"):
+        first = _first_json_row(path)
+        if {"shuffled_options", "shuffled_options_answer", "options"} <= set(first):
+            return "mmmu_pro_mix"
+        if "question" in first and isinstance(first.get("options"), list):
+            return "mmmu_pro_tool"
+        return "generic"
+    if suffix in (".csv", ".tsv"):
+        return "generic"
+    raise DatasetError(f"cannot tell the format of {path.name!r}; pass --format")
+
+
+def read_rows(path: Path) -> Iterator[dict[str, Any]]:
+    """Yield the rows of a JSONL, CSV/TSV or parquet file as dicts."""
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".json"):
+        with path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as error:
+                    yield {"__error__": f"line {number} is not JSON ({error.msg})"}
+                    continue
+                yield row if isinstance(row, dict) else {"__error__": f"line {number}: not an object"}
+    elif suffix in (".csv", ".tsv"):
+        with path.open(encoding="utf-8", newline="") as handle:
+            yield from csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
+    elif suffix == ".parquet":
+        table = pq.read_table(path)
+        for batch in table.to_batches(max_chunksize=256):
+            yield from batch.to_pylist()
+    else:
+        raise DatasetError(f"unsupported file type {suffix!r}")
+
+
+def _first_json_row(path: Path) -> dict[str, Any]:
+    for row in read_rows(path):
+        if "__error__" not in row:
+            return row
+    return {}
+
+
+def parse_option_list(value: Any) -> Any:
+    """Return a real list from a list or a stringified Python/JSON list; else the value as is."""
+    if isinstance(value, str) and value.strip().startswith("["):
+        try:
+            return list(ast.literal_eval(value))
+        except (ValueError, SyntaxError):
+            return value
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _image_value(value: Any) -> str | bytes | None:
+    """Return a path or bytes from a path string or an HF `{bytes, path}` struct."""
+    if isinstance(value, Mapping):
+        if value.get("bytes"):
+            return bytes(value["bytes"])
+        return value.get("path") or None
+    if isinstance(value, bytes | bytearray):
+        return bytes(value)
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    return None
+
+
+def _images(row: Mapping[str, Any], columns: tuple[str, ...]) -> dict[int, str | bytes | None]:
+    found: dict[int, str | bytes | None] = {}
+    for position, column in enumerate(columns, start=1):
+        if column in row:
+            # `image_3` is figure 3 whatever its place in the list of columns.
+            tail = column.rsplit("_", 1)[-1]
+            number = int(tail) if tail.isdigit() else position
+            found[number] = _image_value(row[column])
+    return found
+
+
+def to_raw_item(fmt: str, row: Mapping[str, Any], line: int, mapping: ColumnMapping) -> RawItem:
+    """Return the RawItem for one row of a dataset in format `fmt` (line numbers from 1)."""
+    if fmt == "mmmu_pro_mix":
+        return RawItem(
+            id=str(row.get("id") or line),
+            question=row.get("question"),
+            options=parse_option_list(row.get("shuffled_options")),
+            answer=row.get("shuffled_options_answer"),
+            options_4=parse_option_list(row.get("options")),
+            answer_4=row.get("answer"),
+            images=_images(row, mapping.images),
+            subject=str(row.get("subfield") or ""),
+            meta={k: row[k] for k in ("font", "fontSize", "background", "category") if k in row},
+        )
+    if fmt in ("mmmu_hf", "mmmu_pro_tool"):
+        return RawItem(
+            id=str(row.get("id") or line),
+            question=row.get("question"),
+            options=parse_option_list(row.get("options")),
+            answer=row.get("answer"),
+            images=_images(row, mapping.images),
+            subject=str(row.get("subject") or row.get("subfield") or ""),
+        )
+    if fmt == "generic":
+        return _generic_raw_item(row, line, mapping)
+    raise DatasetError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
+
+
+def _generic_raw_item(row: Mapping[str, Any], line: int, mapping: ColumnMapping) -> RawItem:
+    if mapping.option_columns:
+        options: Any = [
+            row[c] for c in mapping.option_columns if row.get(c) not in (None, "")
+        ]
+    else:
+        options = parse_option_list(row.get(mapping.options or "options"))
+    item_id = str(row.get(mapping.id) or line) if mapping.id else str(line)
+    return RawItem(
+        id=item_id,
+        question=row.get(mapping.question),
+        options=options,
+        answer=row.get(mapping.answer),
+        answer_format=mapping.answer_format,
+        images=_images(row, mapping.images),
+        subject=str(row.get(mapping.subject) or "") if mapping.subject else "",
+        language=str(row.get(mapping.language) or "") if mapping.language else "",
+    )
+
+
+def letters_for(count: int) -> str:
+    """Return the option letters for `count` options."""
+    return LETTERS[:count]

@@ -1,0 +1,56 @@
+"""The static files a rendering page may load, and nothing else."""
+
+from __future__ import annotations
+
+import mimetypes
+import os
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+# Debian's libjs-katex puts KaTeX here; override for other systems.
+KATEX_DIR = Path(os.environ.get("ITEMSHOT_KATEX_DIR", "/usr/share/javascript/katex"))
+ORIGIN = "http://itemshot.invalid"
+
+
+class AssetNotAllowed(LookupError):
+    """The page asked for a URL that is not one of its job's assets."""
+
+
+def _templates_dir() -> Path:
+    return Path(str(resources.files("templates")))
+
+
+@cache
+def static_asset(path: str) -> tuple[bytes, str]:
+    """Return (bytes, mime type) of a shared static asset at URL path `path`.
+
+    Only three folders are served: KaTeX, our page script and styles, and
+    scene stylesheets. Anything else, or a path that climbs out, is refused.
+    """
+    if path.startswith("/static/katex/"):
+        base, rest = KATEX_DIR, path.removeprefix("/static/katex/")
+    elif path.startswith("/static/itemshot/"):
+        base, rest = _templates_dir() / "static", path.removeprefix("/static/itemshot/")
+    elif path.startswith("/static/scenes/") and path.endswith(".css"):
+        scene = path.removeprefix("/static/scenes/").removesuffix(".css")
+        base, rest = _templates_dir() / scene, "style.css"
+    else:
+        raise AssetNotAllowed(path)
+    # A lexical check: Debian links KaTeX's fonts folder elsewhere, so resolving
+    # symlinks would wrongly refuse them; `..` and absolute parts are refused.
+    parts = Path(rest).parts
+    if not parts or ".." in parts or Path(rest).is_absolute():
+        raise AssetNotAllowed(path)
+    target = base.joinpath(*parts)
+    if not target.is_file():
+        raise AssetNotAllowed(path)
+    mime = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+    if target.suffix == ".woff2":
+        mime = "font/woff2"
+    return target.read_bytes(), mime
+
+
+def katex_available() -> bool:
+    """Return whether the KaTeX files are installed."""
+    return (KATEX_DIR / "katex.min.js").is_file()

@@ -1,0 +1,102 @@
+"""Jobs: (item, presentation, condition, seed) with a content-derived key and output path."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from renderer.items import Item, ItemError, safe_name
+from renderer.presentation import Presentation, PresentationError, PresentationSpec
+from renderer.seeds import canonical_json, derive_seed, stable_hash
+
+# Bump when a change to templates or backend changes the pixels of existing jobs.
+RENDERER_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """What to render: an item, a presentation request, and the condition it belongs to.
+
+    `condition` holds the factor levels a design assigned (format, n_options, …);
+    it is part of the seed and key, and lands in the manifest as is.
+    """
+
+    item: Item
+    spec: PresentationSpec
+    condition: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One image to make: everything that determines its bytes, and where they go."""
+
+    item: Item
+    presentation: Presentation
+    condition: Mapping[str, Any]
+    seed: int
+    key: str
+
+    @property
+    def stem(self) -> str:
+        """Return the file stem shared by the image and its sidecar."""
+        return f"{safe_name(self.item.id)}-{self.key[:12]}"
+
+    @property
+    def image_path(self) -> str:
+        """Return the image path relative to the output folder."""
+        return f"images/{self.stem}.png"
+
+    @property
+    def sidecar_path(self) -> str:
+        """Return the sidecar (layout record) path relative to the output folder."""
+        return f"images/{self.stem}.json"
+
+
+@dataclass(frozen=True)
+class PlanFailure:
+    """A request that could not become a job (bad item data or impossible presentation)."""
+
+    item_id: str
+    condition: Mapping[str, Any]
+    error: ItemError
+
+
+def make_job(request: JobRequest, run_seed: int) -> Job:
+    """Return the job for a request; the seed comes from (run seed, item id, condition, spec)."""
+    spec_key = canonical_json({k: v for k, v in vars(request.spec).items() if v is not None})
+    seed = derive_seed(run_seed, request.item.id, dict(request.condition), spec_key)
+    try:
+        presentation = request.spec.resolve(random.Random(seed))
+    except PresentationError as error:
+        raise ItemError(request.item.id, error.field, str(error)) from None
+    key = stable_hash(
+        RENDERER_VERSION,
+        request.item.content_hash(),
+        presentation.as_dict(),
+        dict(request.condition),
+        seed,
+    )
+    return Job(request.item, presentation, dict(request.condition), seed, key)
+
+
+def plan(
+    requests: Sequence[JobRequest | ItemError], run_seed: int
+) -> list[Job | PlanFailure]:
+    """Return jobs (and failures) in request order, without duplicate keys."""
+    planned: list[Job | PlanFailure] = []
+    seen: set[str] = set()
+    for request in requests:
+        if isinstance(request, ItemError):
+            planned.append(PlanFailure(request.item_id, {}, request))
+            continue
+        try:
+            job = make_job(request, run_seed)
+        except ItemError as error:
+            planned.append(PlanFailure(request.item.id, dict(request.condition), error))
+            continue
+        if job.key not in seen:
+            seen.add(job.key)
+            planned.append(job)
+    return planned

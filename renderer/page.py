@@ -1,0 +1,258 @@
+"""Build the HTML page for one item in one presentation (Jinja, autoescape on)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from fonts.catalogue import FontChoice, choose_fonts
+from renderer.items import LETTERS, Figure, Item
+from renderer.markup import FigureRef, Math, Segment, Text, is_only_figures, paragraphs, parse_inline
+from renderer.presentation import COLORS, Presentation
+
+# Scene furniture in the item's language, so a Japanese page is Japanese throughout.
+WORDS: dict[str, dict[str, str]] = {
+    "en": {
+        "figure": "Figure {n}",
+        "missing": "Figure {n} (image not available)",
+        "exam_title": "PRACTICE EXAMINATION",
+        "name": "Name",
+        "question": "Question",
+        "points": "points",
+        "page": "Page",
+        "site": "StudyHub",
+        "nav_courses": "Courses",
+        "nav_practice": "Practice",
+        "nav_help": "Help",
+        "crumbs": "Practice tests",
+        "submit": "Submit answer",
+        "show": "QUIZ TIME",
+        "ticker": "Choose the correct answer before the time runs out!",
+    },
+    "ja": {
+        "figure": "図{n}",
+        "missing": "図{n}（画像なし）",
+        "exam_title": "模擬試験",
+        "name": "氏名",
+        "question": "問題",
+        "points": "点",
+        "page": "ページ",
+        "site": "まなびナビ",
+        "nav_courses": "コース",
+        "nav_practice": "練習",
+        "nav_help": "ヘルプ",
+        "crumbs": "練習問題",
+        "submit": "回答する",
+        "show": "クイズタイム",
+        "ticker": "制限時間内に正しい答えを選んでください！",
+    },
+}
+
+# Longest option (in characters) that still sits well in a two-column grid.
+TWO_COLUMN_MAX_CHARS = 38
+MIN_FONT_PX = 11  # never shrink text below this (CSS px at the reference size)
+
+
+@dataclass(frozen=True)
+class PageDocument:
+    """A ready-to-load page: its HTML, the figure bytes it may fetch, and what was chosen."""
+
+    html: str
+    assets: dict[str, tuple[bytes, str]]
+    css_width: int
+    css_height: int
+    device_scale: float
+    min_scale: float
+    fonts: FontChoice
+    decor: dict[str, Any]
+    placeholders: tuple[int, ...]
+
+
+def _environment() -> jinja2.Environment:
+    loader = jinja2.FileSystemLoader(str(resources.files("templates")))
+    return jinja2.Environment(
+        loader=loader,
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=False,
+    )
+
+
+_ENV = _environment()
+
+
+def words_for(language: str) -> dict[str, str]:
+    """Return the scene words for a language (English when there is no translation)."""
+    return WORDS.get(language, WORDS["en"])
+
+
+def build_page(item: Item, presentation: Presentation, seed: int) -> PageDocument:
+    """Return the page for `item` drawn with `presentation`; `seed` picks scene decorations."""
+    words = words_for(item.language)
+    rng = random.Random(seed)
+    decor = {
+        "number": rng.randint(1, 30),
+        "points": rng.choice([2, 4, 5, 6, 10]),
+        "page": rng.randint(1, 6),
+        "total": 30,
+        "timer": rng.randint(5, 20),
+    }
+    figures_seen: set[int] = set()
+    assets: dict[str, tuple[bytes, str]] = {}
+
+    def figure_view(number: int, *, in_option: str = "") -> dict[str, Any]:
+        region = f"figure:{number}" if number not in figures_seen else f"figure:{number}:{in_option}"
+        figures_seen.add(number)
+        figure: Figure | None = item.figures.get(number)
+        caption = words["figure"].format(n=number)
+        if figure is None:
+            return {
+                "number": number,
+                "region": region,
+                "placeholder": True,
+                "placeholder_text": words["missing"].format(n=number),
+                "caption": caption,
+                "width": 360,
+                "ratio": 1.5,
+            }
+        # Content-addressed URL: the browser's memory cache keys images by URL,
+        # so a per-figure hash keeps a reused page from showing a stale figure.
+        url = f"/job/fig-{figure.sha256[:20]}"
+        assets[url] = (figure.data, figure.mime)
+        # Small figures are enlarged to a legible size; large ones are capped by CSS.
+        width = min(max(figure.width, 320 if not in_option else 160), 900)
+        return {
+            "number": number,
+            "region": region,
+            "placeholder": False,
+            "url": url,
+            "caption": caption,
+            "natural_width": figure.width,
+            "natural_height": figure.height,
+            "width": width,
+            "ratio": round(figure.width / figure.height, 4),
+        }
+
+    blocks = _question_blocks(item, words, figure_view)
+    options, grid = _option_views(item, words, figure_view)
+    has_math = any(
+        isinstance(s, Math) for block in blocks if block["kind"] == "text"
+        for p in block["paragraphs"] for s in p  # noqa: E501 - flattened scan
+    ) or any(o["has_math"] for o in options)
+    fonts = choose_fonts(presentation.font_style, item.language)
+    width, height = presentation.css_size()
+    page = {
+        "lang": item.language,
+        "scene": presentation.scene,
+        "css_width": width,
+        "css_height": height,
+        "orientation": "landscape" if width > height else "portrait",
+        "font_stack": Markup(fonts.css_stack()),  # catalogue names only, never item text
+        "font_weight": fonts.weight,
+        "font_size": presentation.font_size,
+        "margin": presentation.margin,
+        "color": Markup(COLORS[presentation.color]),
+        "blocks": [_segment_views(b, words) for b in blocks],
+        "options": [{**o, "segments": _views(o["segments"], words)} for o in options],
+        "option_columns": _option_columns(options, grid, width),
+        "option_grid": grid,
+        "math": has_math,
+        "words": words,
+        "decor": decor,
+    }
+    html = _ENV.get_template(f"{presentation.scene}/page.html").render(page=page)
+    return PageDocument(
+        html=html,
+        assets=assets,
+        css_width=width,
+        css_height=height,
+        device_scale=presentation.device_scale,
+        min_scale=min(1.0, MIN_FONT_PX / presentation.font_size),
+        fonts=fonts,
+        decor=decor,
+        placeholders=tuple(sorted(n for n in item.missing_figures if n in figures_seen)),
+    )
+
+
+def _question_blocks(item: Item, words: dict[str, str], figure_view: Any) -> list[dict[str, Any]]:
+    """Return text blocks and figure blocks; a figure follows the paragraph that first cites it."""
+    option_only = set()
+    question_refs = {s.number for p in paragraphs(item.question) for s in p if isinstance(s, FigureRef)}
+    for option in item.options:
+        option_only |= {s.number for s in parse_inline(option) if isinstance(s, FigureRef)}
+    option_only -= question_refs
+    blocks: list[dict[str, Any]] = []
+    placed: set[int] = set()
+    text_block: list[list[Segment]] = []
+    for paragraph in paragraphs(item.question):
+        text_block.append(paragraph)
+        new = [s.number for s in paragraph if isinstance(s, FigureRef) and s.number not in placed]
+        new = list(dict.fromkeys(new))
+        if new:
+            blocks.append({"kind": "text", "paragraphs": text_block})
+            blocks.append({"kind": "figures", "figures": [figure_view(n) for n in new]})
+            placed.update(new)
+            text_block = []
+    if text_block:
+        blocks.append({"kind": "text", "paragraphs": text_block})
+    count = 0
+    for block in blocks:
+        if block["kind"] == "text":
+            count += 1
+            block["region"] = "question" if count == 1 else f"question:{count}"
+    return blocks
+
+
+def _option_views(
+    item: Item, words: dict[str, str], figure_view: Any
+) -> tuple[list[dict[str, Any]], bool]:
+    views = []
+    all_figures = True
+    for letter, text in zip(LETTERS, item.options, strict=False):
+        segments = parse_inline(text)
+        only_figures = is_only_figures(segments)
+        all_figures = all_figures and only_figures
+        numbers = list(dict.fromkeys(s.number for s in segments if isinstance(s, FigureRef)))
+        kept = [s for s in segments if not isinstance(s, FigureRef)] if only_figures else segments
+        views.append(
+            {
+                "letter": letter,
+                "label": f"({letter})",
+                "segments": kept,
+                "figures": [figure_view(n, in_option=letter) for n in numbers] if only_figures else [],
+                "has_math": any(isinstance(s, Math) for s in segments),
+                "chars": len(text),
+            }
+        )
+    return views, all_figures
+
+
+def _option_columns(options: list[dict[str, Any]], grid: bool, width: int) -> int:
+    if grid:
+        return 4 if len(options) > 4 and width > 800 else 2
+    if len(options) >= 4 and max(o["chars"] for o in options) <= TWO_COLUMN_MAX_CHARS:
+        return 2
+    return 1
+
+
+def _views(segments: list[Segment], words: dict[str, str]) -> list[dict[str, Any]]:
+    views: list[dict[str, Any]] = []
+    for segment in segments:
+        if isinstance(segment, Text):
+            views.append({"kind": "text", "text": segment.text})
+        elif isinstance(segment, Math):
+            views.append({"kind": "math", "latex": segment.latex, "display": segment.display})
+        else:
+            views.append({"kind": "ref", "caption": words["figure"].format(n=segment.number)})
+    return views
+
+
+def _segment_views(block: dict[str, Any], words: dict[str, str]) -> dict[str, Any]:
+    if block["kind"] != "text":
+        return block
+    return {**block, "paragraphs": [_views(p, words) for p in block["paragraphs"]]}

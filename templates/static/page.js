@@ -1,0 +1,107 @@
+// Runs inside the rendering page: typesets math, waits for images and fonts,
+// shrinks content that does not fit, and reports every region's box and text.
+// It is our own script; item text never reaches it except as DOM text.
+(function () {
+  "use strict";
+
+  function typesetMath() {
+    const errors = [];
+    for (const el of document.querySelectorAll(".math")) {
+      const latex = el.getAttribute("data-latex");
+      try {
+        window.katex.render(latex, el, {
+          displayMode: el.classList.contains("display"),
+          throwOnError: true,
+          trust: false,
+          strict: "ignore",
+        });
+      } catch (error) {
+        el.classList.add("math-error");
+        el.textContent = latex;
+        errors.push(latex + ": " + String(error && error.message ? error.message : error));
+      }
+    }
+    return errors;
+  }
+
+  function overflowing(box) {
+    return box.scrollHeight > box.clientHeight + 0.5 || box.scrollWidth > box.clientWidth + 0.5;
+  }
+
+  function fit(minScale) {
+    const box = document.getElementById("content");
+    const root = document.documentElement;
+    let scale = 1;
+    while (overflowing(box) && scale > minScale) {
+      scale = Math.max(minScale, scale * 0.92);
+      root.style.setProperty("--s", String(scale));
+    }
+    return { scale: scale, fits: !overflowing(box) };
+  }
+
+  function effectiveBackground(el) {
+    for (let node = el; node; node = node.parentElement) {
+      const bg = getComputedStyle(node).backgroundColor;
+      if (bg && bg !== "rgba(0, 0, 0, 0)" && bg !== "transparent") return bg;
+    }
+    return "rgb(255, 255, 255)";
+  }
+
+  function describe(el, scale) {
+    const rect = el.getBoundingClientRect();
+    const texts = Array.from(el.querySelectorAll(".t"));
+    const paragraphs = el.querySelectorAll(".q-par");
+    let text;
+    if (paragraphs.length) {
+      text = Array.from(paragraphs)
+        .map((p) => Array.from(p.querySelectorAll(".t")).map((t) => t.textContent).join(""))
+        .join("\n");
+    } else {
+      text = texts.map((t) => t.textContent).join("");
+    }
+    const label = el.querySelector(":scope > .label");
+    const first = texts[0] || el;
+    const style = getComputedStyle(first);
+    const math = Array.from(el.querySelectorAll(".math")).map((m) => m.getAttribute("data-latex"));
+    let clipped = el.scrollWidth > el.clientWidth + 1;
+    if (el.tagName === "IMG") clipped = clipped || !el.complete || el.naturalWidth === 0;
+    return {
+      name: el.getAttribute("data-region"),
+      box: [rect.left * scale, rect.top * scale, rect.right * scale, rect.bottom * scale],
+      text: text,
+      math: math,
+      label: label ? label.textContent : "",
+      font_px: parseFloat(style.fontSize) * scale,
+      color: style.color,
+      background: effectiveBackground(el),
+      overflow: clipped,
+      text_spans: texts.length,
+    };
+  }
+
+  window.itemshotLayout = async function (minScale, deviceScale) {
+    const mathErrors = window.katex ? typesetMath() : [];
+    const images = Array.from(document.images);
+    await Promise.all(images.map((img) => img.decode().catch(() => null)));
+    const broken = images.filter((img) => img.naturalWidth === 0).map((img) => img.getAttribute("src"));
+    await document.fonts.ready;
+    const fitted = fit(minScale);
+    await document.fonts.ready;
+    const regions = Array.from(document.querySelectorAll("[data-region]")).map((el) =>
+      describe(el, deviceScale),
+    );
+    // One entry per text span, in document order, so the caller can pair each
+    // span with the fonts the browser actually used for it.
+    const spanRegions = Array.from(document.querySelectorAll("[data-region] .t")).map((t) =>
+      t.closest("[data-region]").getAttribute("data-region"),
+    );
+    return {
+      scale: fitted.scale,
+      fits: fitted.fits,
+      math_errors: mathErrors,
+      broken_images: broken,
+      regions: regions,
+      span_regions: spanRegions,
+    };
+  };
+})();
