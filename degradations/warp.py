@@ -27,9 +27,9 @@ def _coarse_positions(size: int, cells: int) -> np.ndarray:
 
 
 def build_maps(
-    stages: list[dict[str, Any]], width: int, height: int, grid: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Return full-size float32 maps (source index coordinates) and a shading field."""
+    stages: list[dict[str, Any]], width: int, height: int, grid: int, shading: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Return full-size float32 maps (source index coordinates) and, if asked, the shading."""
     gw = max(2, -(-width // grid))
     gh = max(2, -(-height // grid))
     xs = _coarse_positions(width, gw)
@@ -41,10 +41,13 @@ def build_maps(
     map_y = (source[:, 1] - 0.5).reshape(gh, gw).astype(np.float32)
     shade_map = shade.reshape(gh, gw).astype(np.float32)
     size = (width, height)
+    full_shade = None
+    if shading:
+        full_shade = cv2.resize(shade_map, size, interpolation=cv2.INTER_LINEAR)
     return (
         cv2.resize(map_x, size, interpolation=cv2.INTER_LINEAR),
         cv2.resize(map_y, size, interpolation=cv2.INTER_LINEAR),
-        cv2.resize(shade_map, size, interpolation=cv2.INTER_LINEAR),
+        full_shade,
     )
 
 
@@ -96,23 +99,29 @@ class Warp(Transform):
         """Remap the frame through every stage onto the output canvas."""
         width, height = params["size"]
         stages = params["stages"]
-        map_x, map_y, shade = build_maps(stages, width, height, int(params.get("grid", 8)))
+        shading = bool(params.get("shading"))
+        map_x, map_y, shade = build_maps(stages, width, height, int(params.get("grid", 8)), shading)
         fixed, frac = cv2.convertMaps(map_x, map_y, cv2.CV_16SC2)
-        page = cv2.remap(frame.image, fixed, frac, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
-        ones = np.full(frame.image.shape[:2], 1.0, np.float32)
-        mask = cv2.remap(
-            ones, fixed, frac, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0.0
-        )
-        factor = shade if params.get("shading") else None
+        source = frame.image
+        factor = None
         if params.get("subpixel"):
-            sub = subpixel_mask(map_x, map_y, params["subpixel"])
-            factor = sub if factor is None else sub * factor[..., None]
-        if factor is not None:
-            if factor.ndim == 2:
-                factor = cv2.merge([factor, factor, factor])
+            factor = subpixel_mask(map_x, map_y, params["subpixel"])
+        if shade is not None:
+            shaded = cv2.merge([shade, shade, shade])
+            factor = shaded if factor is None else factor * shaded
+        image = background(params["background"], width, height)
+        if factor is None:
+            cv2.remap(
+                source, fixed, frac, cv2.INTER_LINEAR, dst=image, borderMode=cv2.BORDER_TRANSPARENT
+            )
+        else:
+            page = cv2.remap(source, fixed, frac, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
             page = cv2.multiply(page, factor, dtype=cv2.CV_8U)
-        back = background(params["background"], width, height)
-        image = cv2.blendLinear(page, back, mask, np.float32(1.0) - mask)
+            inside = cv2.bitwise_and(
+                cv2.inRange(map_x, -0.5, source.shape[1] - 0.5),
+                cv2.inRange(map_y, -0.5, source.shape[0] - 0.5),
+            )
+            cv2.copyTo(page, inside, image)
         points = geometry.forward(stages, frame.points)
         return frame.with_image(image, points)
 
