@@ -157,7 +157,8 @@ class ChromiumPool:
         try:
             return await asyncio.wait_for(self._render(slot, document), RENDER_TIMEOUT_S)
         except TimeoutError:
-            raise RenderFailure("timeout", f"rendering took longer than {RENDER_TIMEOUT_S:.0f} s")
+            message = f"rendering took longer than {RENDER_TIMEOUT_S:.0f} s"
+            raise RenderFailure("timeout", message) from None
         finally:
             slot.assets = {}
             slot.refused = []
@@ -186,9 +187,13 @@ class ChromiumPool:
                 f"the page asked for {slot.refused[0]!r}, which is not one of the job's assets",
             )
         if result["broken_images"]:
-            raise RenderFailure("figure_not_shown", f"figure did not load: {result['broken_images']}")
+            raise RenderFailure(
+                "figure_not_shown", f"figure did not load: {result['broken_images']}"
+            )
         if result["math_errors"]:
-            raise RenderFailure("latex_error", f"LaTeX error: {result['math_errors'][0]}", "question")
+            raise RenderFailure(
+                "latex_error", f"LaTeX error: {result['math_errors'][0]}", "question"
+            )
         if not result["fits"]:
             raise RenderFailure(
                 "does_not_fit",
@@ -252,7 +257,7 @@ def _region(raw: dict[str, Any], fonts: dict[str, int]) -> Region:
         label=raw["label"],
         letter=letter,
         figure=figure,
-        placeholder=kind == "figure" and raw["text_spans"] > 0,
+        placeholder=bool(raw["placeholder"]),
         fonts=fonts,
         font_px=round(float(raw["font_px"]), 2),
         color=raw["color"],

@@ -72,14 +72,18 @@ def register(subparsers: Any) -> None:
 
     sheet = subparsers.add_parser("sheet", help="write a contact sheet of an output set")
     sheet.add_argument("out", type=Path, help="an output folder with manifest.jsonl")
-    sheet.add_argument("--to", type=Path, default=None, help="PNG path (default OUT/contact_sheet.png)")
+    sheet.add_argument(
+        "--to", type=Path, default=None, help="PNG path (default OUT/contact_sheet.png)"
+    )
     sheet.add_argument("--columns", type=int, default=None)
     sheet.set_defaults(handler=cmd_sheet)
 
 
 def add_dataset_flags(parser: argparse.ArgumentParser) -> None:
     """Add the flags that say how to read a dataset."""
-    parser.add_argument("--format", choices=FORMATS, default=None, help="dataset layout (default: detect)")
+    parser.add_argument(
+        "--format", choices=FORMATS, default=None, help="dataset layout (default: detect)"
+    )
     parser.add_argument(
         "--map",
         action="append",
@@ -113,7 +117,9 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
     """Add seed, worker and progress flags."""
     parser.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
     parser.add_argument("--workers", type=int, default=2, help="Chromium processes (2 pages each)")
-    parser.add_argument("--events", action="store_true", help="print one JSON line per finished job")
+    parser.add_argument(
+        "--events", action="store_true", help="print one JSON line per finished job"
+    )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 

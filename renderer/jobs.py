@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from renderer.items import Item, ItemError, safe_name
+from renderer.page import Content
 from renderer.presentation import Presentation, PresentationError, PresentationSpec
 from renderer.seeds import canonical_json, derive_seed, stable_hash
 
@@ -26,6 +27,7 @@ class JobRequest:
     item: Item
     spec: PresentationSpec
     condition: Mapping[str, Any] = field(default_factory=dict)
+    content: Content = field(default_factory=Content)
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,7 @@ class Job:
     condition: Mapping[str, Any]
     seed: int
     key: str
+    content: Content = field(default_factory=Content)
 
     @property
     def stem(self) -> str:
@@ -76,14 +79,13 @@ def make_job(request: JobRequest, run_seed: int) -> Job:
         request.item.content_hash(),
         presentation.as_dict(),
         dict(request.condition),
+        request.content.as_dict(),
         seed,
     )
-    return Job(request.item, presentation, dict(request.condition), seed, key)
+    return Job(request.item, presentation, dict(request.condition), seed, key, request.content)
 
 
-def plan(
-    requests: Sequence[JobRequest | ItemError], run_seed: int
-) -> list[Job | PlanFailure]:
+def plan(requests: Sequence[JobRequest | ItemError], run_seed: int) -> list[Job | PlanFailure]:
     """Return jobs (and failures) in request order, without duplicate keys."""
     planned: list[Job | PlanFailure] = []
     seen: set[str] = set()

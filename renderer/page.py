@@ -12,7 +12,15 @@ from markupsafe import Markup
 
 from fonts.catalogue import FontChoice, choose_fonts
 from renderer.items import LETTERS, Figure, Item
-from renderer.markup import FigureRef, Math, Segment, Text, is_only_figures, paragraphs, parse_inline
+from renderer.markup import (
+    FigureRef,
+    Math,
+    Segment,
+    Text,
+    is_only_figures,
+    paragraphs,
+    parse_inline,
+)
 from renderer.presentation import COLORS, Presentation
 
 # Scene furniture in the item's language, so a Japanese page is Japanese throughout.
@@ -58,6 +66,30 @@ TWO_COLUMN_MAX_CHARS = 38
 MIN_FONT_PX = 11  # never shrink text below this (CSS px at the reference size)
 
 
+FIGURE_MODES = ("show", "placeholder", "omit")
+
+
+@dataclass(frozen=True)
+class Content:
+    """What goes into the image: figures shown, blanked or left out; options in or out.
+
+    The control formats use these: `vision_placeholder` blanks figures (same
+    size), `vision_text_only` omits them (passed separately), and
+    `vision_question_only` leaves the options out of the image.
+    """
+
+    figures: str = "show"
+    options: bool = True
+
+    def __post_init__(self) -> None:
+        if self.figures not in FIGURE_MODES:
+            raise ValueError(f"figures must be one of {', '.join(FIGURE_MODES)}")
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the content choice as a plain dict."""
+        return {"figures": self.figures, "options": self.options}
+
+
 @dataclass(frozen=True)
 class PageDocument:
     """A ready-to-load page: its HTML, the figure bytes it may fetch, and what was chosen."""
@@ -91,8 +123,11 @@ def words_for(language: str) -> dict[str, str]:
     return WORDS.get(language, WORDS["en"])
 
 
-def build_page(item: Item, presentation: Presentation, seed: int) -> PageDocument:
+def build_page(
+    item: Item, presentation: Presentation, seed: int, content: Content | None = None
+) -> PageDocument:
     """Return the page for `item` drawn with `presentation`; `seed` picks scene decorations."""
+    content = content or Content()
     words = words_for(item.language)
     rng = random.Random(seed)
     decor = {
@@ -106,26 +141,29 @@ def build_page(item: Item, presentation: Presentation, seed: int) -> PageDocumen
     assets: dict[str, tuple[bytes, str]] = {}
 
     def figure_view(number: int, *, in_option: str = "") -> dict[str, Any]:
-        region = f"figure:{number}" if number not in figures_seen else f"figure:{number}:{in_option}"
+        region = (
+            f"figure:{number}" if number not in figures_seen else f"figure:{number}:{in_option}"
+        )
         figures_seen.add(number)
         figure: Figure | None = item.figures.get(number)
         caption = words["figure"].format(n=number)
-        if figure is None:
+        if figure is None or content.figures == "placeholder":
+            # A blank box of the figure's own size (or a labelled default box when the
+            # dataset lacks the file), so the layout matches the figure-bearing image.
             return {
                 "number": number,
                 "region": region,
                 "placeholder": True,
-                "placeholder_text": words["missing"].format(n=number),
+                "placeholder_text": words["missing"].format(n=number) if figure is None else "",
                 "caption": caption,
-                "width": 360,
-                "ratio": 1.5,
+                "width": 360 if figure is None else _display_width(figure, in_option),
+                "ratio": 1.5 if figure is None else round(figure.width / figure.height, 4),
             }
         # Content-addressed URL: the browser's memory cache keys images by URL,
         # so a per-figure hash keeps a reused page from showing a stale figure.
         url = f"/job/fig-{figure.sha256[:20]}"
         assets[url] = (figure.data, figure.mime)
-        # Small figures are enlarged to a legible size; large ones are capped by CSS.
-        width = min(max(figure.width, 320 if not in_option else 160), 900)
+        width = _display_width(figure, in_option)
         return {
             "number": number,
             "region": region,
@@ -139,10 +177,17 @@ def build_page(item: Item, presentation: Presentation, seed: int) -> PageDocumen
         }
 
     blocks = _question_blocks(item, words, figure_view)
+    if content.figures == "omit":
+        blocks = [b for b in blocks if b["kind"] == "text"]
     options, grid = _option_views(item, words, figure_view)
+    if not content.options:
+        options, grid = [], False
     has_math = any(
-        isinstance(s, Math) for block in blocks if block["kind"] == "text"
-        for p in block["paragraphs"] for s in p  # noqa: E501 - flattened scan
+        isinstance(s, Math)
+        for block in blocks
+        if block["kind"] == "text"
+        for p in block["paragraphs"]
+        for s in p
     ) or any(o["has_math"] for o in options)
     fonts = choose_fonts(presentation.font_style, item.language)
     width, height = presentation.css_size()
@@ -179,10 +224,17 @@ def build_page(item: Item, presentation: Presentation, seed: int) -> PageDocumen
     )
 
 
+def _display_width(figure: Figure, in_option: str) -> int:
+    """Return the CSS width a figure asks for: small ones enlarged, large ones capped."""
+    return min(max(figure.width, 160 if in_option else 320), 900)
+
+
 def _question_blocks(item: Item, words: dict[str, str], figure_view: Any) -> list[dict[str, Any]]:
     """Return text blocks and figure blocks; a figure follows the paragraph that first cites it."""
     option_only = set()
-    question_refs = {s.number for p in paragraphs(item.question) for s in p if isinstance(s, FigureRef)}
+    question_refs = {
+        s.number for p in paragraphs(item.question) for s in p if isinstance(s, FigureRef)
+    }
     for option in item.options:
         option_only |= {s.number for s in parse_inline(option) if isinstance(s, FigureRef)}
     option_only -= question_refs
@@ -224,7 +276,9 @@ def _option_views(
                 "letter": letter,
                 "label": f"({letter})",
                 "segments": kept,
-                "figures": [figure_view(n, in_option=letter) for n in numbers] if only_figures else [],
+                "figures": [figure_view(n, in_option=letter) for n in numbers]
+                if only_figures
+                else [],
                 "has_math": any(isinstance(s, Math) for s in segments),
                 "chars": len(text),
             }
@@ -235,6 +289,8 @@ def _option_views(
 def _option_columns(options: list[dict[str, Any]], grid: bool, width: int) -> int:
     if grid:
         return 4 if len(options) > 4 and width > 800 else 2
+    if not options:
+        return 1
     if len(options) >= 4 and max(o["chars"] for o in options) <= TWO_COLUMN_MAX_CHARS:
         return 2
     return 1

@@ -74,6 +74,7 @@ def base_row(job: Job) -> dict[str, Any]:
         "job_key": job.key,
         "seed": job.seed,
         "condition": dict(job.condition),
+        "content": job.content.as_dict(),
         "question": item.question,
         "options": list(item.options),
         "answer": item.answer_letter,
@@ -118,7 +119,7 @@ def _finished_row(out: Path, job: Job) -> dict[str, Any] | None:
 async def _render_job(pool: ChromiumPool, out: Path, job: Job) -> dict[str, Any]:
     row = base_row(job)
     try:
-        document = build_page(job.item, job.presentation, job.seed)
+        document = build_page(job.item, job.presentation, job.seed, job.content)
         result = await pool.render(document)
     except RenderFailure as failure:
         row.update(

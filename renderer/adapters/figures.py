@@ -13,7 +13,12 @@ from renderer.items import Figure, relative_to_root
 MAX_FIGURE_BYTES = 40 * 1024 * 1024
 MAX_FIGURE_PIXELS = 40_000_000
 MAX_FIGURE_SIDE = 10_000
-BROWSER_FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
+BROWSER_FORMATS = {
+    "PNG": "image/png",
+    "JPEG": "image/jpeg",
+    "GIF": "image/gif",
+    "WEBP": "image/webp",
+}
 
 
 class FigureProblem(ValueError):

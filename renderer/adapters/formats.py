@@ -50,7 +50,9 @@ class ColumnMapping:
         known |= {"language"}
         unknown = set(pairs) - known
         if unknown:
-            raise DatasetError(f"unknown mapping field(s) {sorted(unknown)}; known: {sorted(known)}")
+            raise DatasetError(
+                f"unknown mapping field(s) {sorted(unknown)}; known: {sorted(known)}"
+            )
         values: dict[str, Any] = {}
         for key, value in pairs.items():
             if key == "options" and "," in value:
@@ -94,7 +96,9 @@ def read_rows(path: Path) -> Iterator[dict[str, Any]]:
                 except json.JSONDecodeError as error:
                     yield {"__error__": f"line {number} is not JSON ({error.msg})"}
                     continue
-                yield row if isinstance(row, dict) else {"__error__": f"line {number}: not an object"}
+                yield (
+                    row if isinstance(row, dict) else {"__error__": f"line {number}: not an object"}
+                )
     elif suffix in (".csv", ".tsv"):
         with path.open(encoding="utf-8", newline="") as handle:
             yield from csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
@@ -177,9 +181,7 @@ def to_raw_item(fmt: str, row: Mapping[str, Any], line: int, mapping: ColumnMapp
 
 def _generic_raw_item(row: Mapping[str, Any], line: int, mapping: ColumnMapping) -> RawItem:
     if mapping.option_columns:
-        options: Any = [
-            row[c] for c in mapping.option_columns if row.get(c) not in (None, "")
-        ]
+        options: Any = [row[c] for c in mapping.option_columns if row.get(c) not in (None, "")]
     else:
         options = parse_option_list(row.get(mapping.options or "options"))
     item_id = str(row.get(mapping.id) or line) if mapping.id else str(line)

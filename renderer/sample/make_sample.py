@@ -144,7 +144,11 @@ def circuit(name: str, labels: tuple[str, str, str]) -> str:
 
 def table_figure(name: str) -> str:
     """Draw a small data table as an image (a common figure type in MMMU)."""
-    rows = [("Year", "Sales (units)", "Price ($)"), ("2019", "1,200", "45"), ("2020", "1,450", "42")]
+    rows = [
+        ("Year", "Sales (units)", "Price ($)"),
+        ("2019", "1,200", "45"),
+        ("2020", "1,450", "42"),
+    ]
     rows += [("2021", "1,700", "40"), ("2022", "2,100", "38")]
     image = Image.new("RGB", (600, 260), "white")
     draw = ImageDraw.Draw(image)
@@ -152,8 +156,12 @@ def table_figure(name: str) -> str:
     for r, row in enumerate(rows):
         for c, cell in enumerate(row):
             x0, y0 = 20 + c * 190, 20 + r * 44
-            draw.rectangle((x0, y0, x0 + 190, y0 + 44), outline="black", width=2,
-                           fill="#eef3f8" if r == 0 else "white")
+            draw.rectangle(
+                (x0, y0, x0 + 190, y0 + 44),
+                outline="black",
+                width=2,
+                fill="#eef3f8" if r == 0 else "white",
+            )
             draw.text((x0 + 95, y0 + 22), cell, fill="black", font=font, anchor="mm")
     image.save(FIGURES / name)
     return name
@@ -184,17 +192,26 @@ def items() -> list[dict[str, object]]:
             "question": "According to <image 1>, which city had the highest rainfall in 2023?",
             "options": ["Oslo", "Lima", "Perth", "Dhaka"],
             "answer": "D",
-            "image_1": "figures/" + bar_chart(
-                "rainfall.png", ["Oslo", "Lima", "Perth", "Dhaka"], [76, 15, 73, 210],
-                "Rainfall in 2023 (cm)", "DejaVu Sans"),
+            "image_1": "figures/"
+            + bar_chart(
+                "rainfall.png",
+                ["Oslo", "Lima", "Perth", "Dhaka"],
+                [76, 15, 73, 210],
+                "Rainfall in 2023 (cm)",
+                "DejaVu Sans",
+            ),
         },
         {
             "id": "en-parabola",
             "subject": "Mathematics",
             "question": "The curve in <image 1> has the form $y = ax^2 + b$. "
             "What are the values of $a$ and $b$?",
-            "options": ["$a = 2,\\ b = -3$", "$a = -2,\\ b = 3$", "$a = 1,\\ b = -3$",
-                        "$a = 2,\\ b = 3$"],
+            "options": [
+                "$a = 2,\\ b = -3$",
+                "$a = -2,\\ b = 3$",
+                "$a = 1,\\ b = -3$",
+                "$a = 2,\\ b = 3$",
+            ],
             "answer": "A",
             "image_1": "figures/" + parabola("parabola.png"),
         },
@@ -262,9 +279,14 @@ def items() -> list[dict[str, object]]:
             "options": ["Oslo", "Lima", "Perth", "Dhaka"],
             "answer": "C",
             "image_1": "figures/rainfall.png",
-            "image_2": "figures/" + bar_chart(
-                "rainfall_2024.png", ["Oslo", "Lima", "Perth", "Dhaka"], [80, 18, 120, 215],
-                "Rainfall in 2024 (cm)", "DejaVu Sans"),
+            "image_2": "figures/"
+            + bar_chart(
+                "rainfall_2024.png",
+                ["Oslo", "Lima", "Perth", "Dhaka"],
+                [80, 18, 120, 215],
+                "Rainfall in 2024 (cm)",
+                "DejaVu Sans",
+            ),
         },
         {
             "id": "ja-sales",
@@ -273,9 +295,14 @@ def items() -> list[dict[str, object]]:
             "question": "<image 1>のグラフによると、2023年に売上が最も多かった店舗はどれか。",
             "options": ["東京店", "大阪店", "名古屋店", "福岡店"],
             "answer": "B",
-            "image_1": "figures/" + bar_chart(
-                "sales_ja.png", ["東京店", "大阪店", "名古屋店", "福岡店"], [120, 185, 90, 60],
-                "2023年の売上（百万円）", "Noto Sans CJK JP"),
+            "image_1": "figures/"
+            + bar_chart(
+                "sales_ja.png",
+                ["東京店", "大阪店", "名古屋店", "福岡店"],
+                [120, 185, 90, 60],
+                "2023年の売上（百万円）",
+                "Noto Sans CJK JP",
+            ),
         },
         {
             "id": "ja-quadratic",
@@ -299,8 +326,18 @@ def items() -> list[dict[str, object]]:
             "subject": "歴史",
             "language": "ja",
             "question": "江戸幕府を開いた人物は誰か。",
-            "options": ["織田信長", "豊臣秀吉", "徳川家康", "足利尊氏", "源頼朝",
-                        "徳川慶喜", "北条時宗", "明智光秀", "武田信玄", "上杉謙信"],
+            "options": [
+                "織田信長",
+                "豊臣秀吉",
+                "徳川家康",
+                "足利尊氏",
+                "源頼朝",
+                "徳川慶喜",
+                "北条時宗",
+                "明智光秀",
+                "武田信玄",
+                "上杉謙信",
+            ],
             "answer": "C",
         },
     ]

@@ -75,7 +75,7 @@
       color: style.color,
       background: effectiveBackground(el),
       overflow: clipped,
-      text_spans: texts.length,
+      placeholder: el.classList.contains("placeholder"),
     };
   }
 
