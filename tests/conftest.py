@@ -1,0 +1,39 @@
+"""Shared test fixtures: paths to the real-data fixtures and a CLI runner."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from renderer.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = (ROOT / ".." / "shared" / "fixtures").resolve()
+TOOL_DATA = FIXTURES / "mmmu-pro-tool" / "data.jsonl"
+MIX_DATA = FIXTURES / "mmmu-pro-mix" / "mix_data.jsonl"
+SAMPLE_DATA = ROOT / "renderer" / "sample" / "sample.jsonl"
+
+os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
+
+
+def run_cli(*args: str | Path) -> int:
+    """Run `itemshot ARGS` in this process and return its exit status."""
+    return main([str(a) for a in args])
+
+
+@pytest.fixture(scope="session")
+def tool_data() -> Path:
+    """Return the MMMU-Pro screenshot-tool fixture (21 items with figures)."""
+    if not TOOL_DATA.is_file():
+        pytest.fail(f"fixture missing: {TOOL_DATA}")
+    return TOOL_DATA
+
+
+@pytest.fixture(scope="session")
+def mix_data() -> Path:
+    """Return the MMMU-Pro mix fixture (1,730 items, text only)."""
+    if not MIX_DATA.is_file():
+        pytest.fail(f"fixture missing: {MIX_DATA}")
+    return MIX_DATA
