@@ -3,8 +3,10 @@
 Wording sources (data, quoted verbatim):
 * MMMU-Pro: `mmmu-pro/prompts.yaml` in MMMU-Benchmark/MMMU (Apache-2.0). The
   standard layout (question, `A. …` option lines, instruction, joined by
-  newlines, `<image N>` tags shown as `<image>`) follows that repository's
-  `infer/infer_gpt.py`.
+  newlines) follows that repository's `infer/infer_gpt.py`. One deliberate
+  difference: that script rewrites `<image N>` tags to a bare `<image>`; here
+  the numbered tags are kept, because with figures as options (`<image 3>`)
+  a bare tag makes shuffled option orders indistinguishable to the model.
 * JMMMU-Pro: the `jmmmu_pro_*` task files of EvolvingLMMs-Lab/lmms-eval
   (`jmmmu_pro_vision.yaml`, `jmmmu_pro_vision_cot.yaml`,
   `jmmmu_pro_standard_cot.yaml`; the direct standard instruction is the
@@ -21,7 +23,6 @@ text instead of the default layout.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,8 +80,6 @@ _JMMMU_PRO = {
         ),
     },
 }
-
-_IMAGE_TAG = re.compile(r"<image\s*\d+>")
 
 
 @dataclass(frozen=True)
@@ -146,15 +145,12 @@ def format_options(options: Sequence[str]) -> str:
 
 def standard_text(question: str, options: Sequence[str], prompts: PromptSet) -> str:
     """Return the standard-setting text: question, option lines, instruction."""
-    shown_question = _IMAGE_TAG.sub("<image>", question)
-    shown_options = [_IMAGE_TAG.sub("<image>", option) for option in options]
-    listing = format_options(shown_options)
+    listing = format_options(options)
     if "{question}" in prompts.standard and "{options}" in prompts.standard:
-        return prompts.standard.replace("{question}", shown_question).replace("{options}", listing)
-    return f"{shown_question}\n{listing}{prompts.separator}{prompts.standard}"
+        return prompts.standard.replace("{question}", question).replace("{options}", listing)
+    return f"{question}\n{listing}{prompts.separator}{prompts.standard}"
 
 
 def options_text(options: Sequence[str], prompts: PromptSet) -> str:
     """Return option lines followed by the vision instruction (question shown in the image)."""
-    listing = format_options([_IMAGE_TAG.sub("<image>", option) for option in options])
-    return f"{listing}{prompts.separator}{prompts.vision}"
+    return f"{format_options(options)}{prompts.separator}{prompts.vision}"

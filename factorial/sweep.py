@@ -54,6 +54,16 @@ class SweepRow:
         """Return the number of options shown."""
         return len(self.options)
 
+    @property
+    def option_level(self) -> int:
+        """Return the design's option count (condition `n_options`), else the count shown."""
+        level = self.condition.get("n_options")
+        if isinstance(level, int) and not isinstance(level, bool):
+            return level
+        if isinstance(level, str) and level.isdigit():
+            return int(level)
+        return self.n_options
+
     def factor(self, name: str) -> Any:
         """Return a factor level from the condition, else from the presentation, else None."""
         if name in self.condition:

@@ -201,7 +201,7 @@ def test_predict_survives_failures_and_resumes(
             for m in server.requests[-9:]
         )
         assert shapes.count(("Answer with the opti", 1)) == 3  # vision: instruction + image
-        assert sum(1 for s in shapes if s[0].startswith("What does <image>")) == 6
+        assert sum(1 for s in shapes if s[0].startswith("What does <image 1>")) == 6
         assert all(m["messages"][0]["content"][0]["text"].count("\nJ. choice 9\n") == 1
                    for m in server.requests if not image_hashes(m))  # fmt: skip
 

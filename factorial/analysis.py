@@ -1,0 +1,326 @@
+"""Join predictions with their output sets, parse the answers and compute the statistics.
+
+Cells are (format, number of options). The 2×2 uses the standard and vision
+cells at 4 and 10 options. Presentation factors come from each row's
+`condition` (or, when no row has one, from its scalar `presentation` fields);
+a factor's reference level is its most common level, and each other level is
+compared one at a time with the baseline rows (every factor at its reference)
+on the same items.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from factorial.parsers import get_parser
+from factorial.scoring import read_jsonl
+from factorial.stats import (
+    Accuracy,
+    Decomposition,
+    Effect,
+    GroupAccuracy,
+    ablation_effects,
+    accuracy,
+    blind_gap,
+    decompose_2x2,
+    group_accuracies,
+)
+from factorial.sweep import SweepRow, read_manifest
+
+_SHORT = {"standard": "S", "vision": "V"}
+_NOT_FACTORS = {"format", "n_options", "seed", "item_id", "job_key"}
+
+
+@dataclass(frozen=True)
+class ScoredPrediction:
+    """One prediction joined with its manifest row and parsed."""
+
+    row: SweepRow
+    letter: str | None
+    correct: bool
+    fallback: bool
+    reason: str
+    failed_request: bool
+
+
+@dataclass(frozen=True)
+class CellSummary:
+    """Accuracy of one (format, options) cell with its invalid, fallback and error counts."""
+
+    label: str
+    format: str
+    n_options: int
+    accuracy: Accuracy
+    invalid: int
+    fallback: int
+    request_errors: int
+
+
+@dataclass(frozen=True)
+class AnalysisResults:
+    """Everything the report shows."""
+
+    parser: str
+    models: tuple[str, ...]
+    n_predictions: int
+    cells: tuple[CellSummary, ...]
+    decomposition: Decomposition | None
+    ablations: tuple[Effect, ...]
+    blind_gaps: tuple[Effect, ...]
+    subjects: Mapping[str, tuple[GroupAccuracy, ...]]
+    scenes: Mapping[str, tuple[GroupAccuracy, ...]]
+    references: Mapping[str, str]
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def cell_label(fmt: str, n_options: int) -> str:
+    """Return a cell's display name, e.g. `vision·10`."""
+    return f"{fmt}·{n_options}"
+
+
+def load_rows(sets: Sequence[Path]) -> tuple[dict[str, SweepRow], list[str]]:
+    """Return manifest rows of all output sets by job key, and notes on skipped rows."""
+    rows: dict[str, SweepRow] = {}
+    notes: list[str] = []
+    for out in sets:
+        manifest = read_manifest(out)
+        notes += [f"{out.name}: skipped {reason}" for reason in manifest.skipped]
+        for row in manifest.rows:
+            rows[row.job_key] = row
+    return rows, notes
+
+
+def score_predictions(
+    predictions: Iterable[Mapping[str, Any]],
+    rows: Mapping[str, SweepRow],
+    parser: str,
+    seed: int = 0,
+) -> tuple[list[ScoredPrediction], list[str]]:
+    """Return predictions joined with their rows and parsed, and notes on those left out."""
+    parse = get_parser(parser, seed)
+    scored: list[ScoredPrediction] = []
+    notes: list[str] = []
+    unknown = 0
+    for record in predictions:
+        key = str(record.get("condition_id") or record.get("job_key") or "")
+        row = rows.get(key)
+        if row is None:
+            unknown += 1
+            continue
+        response = record.get("response")
+        failed = response is None or record.get("error") is not None
+        result = parse(response if isinstance(response, str) else "", row.options, key)
+        scored.append(
+            ScoredPrediction(
+                row,
+                result.letter,
+                (not failed) and result.letter == row.answer,
+                result.fallback,
+                "request_error" if failed else result.reason,
+                failed,
+            )
+        )
+    if unknown:
+        notes.append(f"{unknown} predictions name conditions missing from the output sets")
+    return scored, notes
+
+
+def _first_per_item(scored: Iterable[ScoredPrediction]) -> dict[str, bool]:
+    outcomes: dict[str, bool] = {}
+    for prediction in scored:
+        outcomes.setdefault(prediction.row.item_id, prediction.correct)
+    return outcomes
+
+
+def _by_cell(scored: Sequence[ScoredPrediction]) -> dict[tuple[str, int], list[ScoredPrediction]]:
+    cells: dict[tuple[str, int], list[ScoredPrediction]] = defaultdict(list)
+    for prediction in scored:
+        cells[(prediction.row.format, prediction.row.option_level)].append(prediction)
+    return cells
+
+
+def _summaries(cells: Mapping[tuple[str, int], list[ScoredPrediction]]) -> list[CellSummary]:
+    order = ("blind", "standard", "vision")
+    keys = sorted(cells, key=lambda k: (order.index(k[0]) if k[0] in order else 9, k[0], k[1]))
+    return [
+        CellSummary(
+            cell_label(fmt, n),
+            fmt,
+            n,
+            accuracy(p.correct for p in cells[(fmt, n)]),
+            sum(1 for p in cells[(fmt, n)] if p.letter is None and not p.failed_request),
+            sum(1 for p in cells[(fmt, n)] if p.fallback),
+            sum(1 for p in cells[(fmt, n)] if p.failed_request),
+        )
+        for fmt, n in keys
+    ]
+
+
+def _factors(row: SweepRow, use_condition: bool) -> dict[str, str]:
+    source = row.condition if use_condition else row.presentation
+    return {
+        str(name): str(value)
+        for name, value in source.items()
+        if name not in _NOT_FACTORS and isinstance(value, str | int | float | bool)
+    }
+
+
+def _at_reference(factors: Mapping[str, str], reference: Mapping[str, str], free: str) -> bool:
+    return all(
+        factors.get(name, level) == level for name, level in reference.items() if name != free
+    )
+
+
+def _uses_condition(cells: Mapping[tuple[str, int], list[ScoredPrediction]]) -> bool:
+    return any(p.row.condition for group in cells.values() for p in group)
+
+
+def reference_levels(cells: Mapping[tuple[str, int], list[ScoredPrediction]]) -> dict[str, str]:
+    """Return each varying factor's reference: its most common level over all rows."""
+    use_condition = _uses_condition(cells)
+    levels: dict[str, Counter[str]] = defaultdict(Counter)
+    for group in cells.values():
+        for prediction in group:
+            for name, value in _factors(prediction.row, use_condition).items():
+                levels[name][value] += 1
+    return {name: counts.most_common(1)[0][0] for name, counts in levels.items() if len(counts) > 1}
+
+
+def _ablations(
+    cells: Mapping[tuple[str, int], list[ScoredPrediction]],
+    reference: Mapping[str, str],
+    n_boot: int,
+    seed: int,
+) -> list[Effect]:
+    use_condition = _uses_condition(cells)
+    effects: list[Effect] = []
+    for (fmt, n), group in sorted(cells.items()):
+        factor_rows = [(p, _factors(p.row, use_condition)) for p in group]
+        for name in sorted(reference):
+            levels = sorted({f[name] for _, f in factor_rows if name in f})
+            if len(levels) < 2 or reference[name] not in levels:
+                continue
+            outcomes = {
+                level: _first_per_item(
+                    p
+                    for p, factors in factor_rows
+                    if factors.get(name) == level and _at_reference(factors, reference, name)
+                )
+                for level in levels
+            }
+            found = ablation_effects(
+                outcomes, reference[name], f"{cell_label(fmt, n)} {name}", n_boot, seed
+            )
+            effects += [effect for effect in found if effect.n_items]
+    return effects
+
+
+def _baseline(
+    group: Iterable[ScoredPrediction], reference: Mapping[str, str], use_condition: bool
+) -> list[ScoredPrediction]:
+    return [p for p in group if _at_reference(_factors(p.row, use_condition), reference, "")]
+
+
+def _decomposition(
+    cells: Mapping[tuple[str, int], list[ScoredPrediction]],
+    reference: Mapping[str, str],
+    n_boot: int,
+    seed: int,
+) -> tuple[Decomposition | None, list[str]]:
+    wanted = {f"{_SHORT[fmt]}{n}": (fmt, n) for fmt in ("standard", "vision") for n in (4, 10)}
+    missing = [name for name, key in wanted.items() if key not in cells]
+    if missing:
+        return None, [f"2×2 not computed: no predictions for {', '.join(missing)}"]
+    use_condition = _uses_condition(cells)
+    baseline = {
+        name: _baseline(cells[key], reference, use_condition) for name, key in wanted.items()
+    }
+    outcomes = {name: _first_per_item(rows) for name, rows in baseline.items()}
+    notes = []
+    for name, rows in baseline.items():
+        extra = len(rows) - len(outcomes[name])
+        if extra:
+            notes.append(f"2×2 cell {name}: {extra} repeated rows of an item ignored")
+    result = decompose_2x2(outcomes, n_boot, seed)
+    if result.n_items == 0:
+        return None, ["2×2 not computed: no item appears in all four cells"]
+    return result, notes
+
+
+def _blind_gaps(
+    cells: Mapping[tuple[str, int], list[ScoredPrediction]], n_boot: int, seed: int
+) -> list[Effect]:
+    gaps = []
+    for (fmt, n), group in sorted(cells.items()):
+        blind = cells.get(("blind", n))
+        if fmt == "blind" or not blind:
+            continue
+        effect = blind_gap(
+            _first_per_item(group),
+            _first_per_item(blind),
+            n_boot,
+            seed,
+            name=f"{cell_label(fmt, n)} − {cell_label('blind', n)}",
+        )
+        if effect.n_items:
+            gaps.append(effect)
+    return gaps
+
+
+def _scene(row: SweepRow) -> str:
+    for name in ("scene", "layout"):
+        value = row.factor(name)
+        if isinstance(value, str) and value:
+            return value
+    return "(none)"
+
+
+def analyze(
+    prediction_paths: Sequence[Path],
+    sets: Sequence[Path],
+    parser: str = "strict",
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> AnalysisResults:
+    """Return the full analysis of predictions against their output sets."""
+    rows, notes = load_rows(sets)
+    predictions: list[dict[str, Any]] = []
+    for path in prediction_paths:
+        predictions += read_jsonl(path)
+    models = tuple(sorted({str(p.get("model", "")) for p in predictions}))
+    if len(models) > 1:
+        raise ValueError(f"predictions of several models ({', '.join(models)}); analyse each alone")
+    scored, join_notes = score_predictions(predictions, rows, parser, seed)
+    if not scored:
+        raise ValueError("no prediction matches a row of the output sets")
+    cells = _by_cell(scored)
+    references = reference_levels(cells)
+    decomposition, decomposition_notes = _decomposition(cells, references, n_boot, seed)
+    ablations = _ablations(cells, references, n_boot, seed)
+    subjects = {
+        cell_label(fmt, n): tuple(
+            group_accuracies((p.row.subject or "(none)", p.correct) for p in group)
+        )
+        for (fmt, n), group in sorted(cells.items())
+    }
+    scenes = {
+        cell_label(fmt, n): tuple(group_accuracies((_scene(p.row), p.correct) for p in group))
+        for (fmt, n), group in sorted(cells.items())
+    }
+    return AnalysisResults(
+        parser=parser,
+        models=models,
+        n_predictions=len(scored),
+        cells=tuple(_summaries(cells)),
+        decomposition=decomposition,
+        ablations=tuple(ablations),
+        blind_gaps=tuple(_blind_gaps(cells, n_boot, seed)),
+        subjects=subjects,
+        scenes=scenes,
+        references=references,
+        notes=tuple(notes + join_notes + decomposition_notes),
+    )
