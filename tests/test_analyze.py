@@ -10,13 +10,12 @@ from typing import Any
 
 import pytest
 from PIL import Image, ImageDraw
-from test_predict import StandIn, image_hashes, write_manifest
+from test_predict import StandIn, image_hashes, main, write_manifest
 
 from factorial.messages import build_request
 from factorial.parsers import coerce_options
 from factorial.prompts import resolve_prompts
 from factorial.sweep import row_from_record
-from renderer.cli import main
 
 MIX = (
     Path(__file__).resolve().parents[1]

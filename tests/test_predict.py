@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import base64
 import hashlib
 import json
@@ -14,12 +15,20 @@ from typing import Any
 
 import pytest
 
-from renderer.cli import main
+from factorial.commands import register
 
 FIXTURE_IMAGES = (
     Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures" / "mmmu-pro-tool" / "images"
 )
 SECRET = "sk-test-not-a-real-key-0123456789"
+
+
+def main(argv: list[str]) -> int:
+    """Run the factorial subcommands exactly as `itemshot` dispatches them."""
+    parser = argparse.ArgumentParser(prog="itemshot")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.handler(args) or 0)
 
 
 def image_hashes(body: dict[str, Any]) -> list[str]:

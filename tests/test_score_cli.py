@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
 import pytest
 
+from factorial.commands import register
 from factorial.parsers import coerce_options
 from factorial.parsers_strict import parse_strict
-from renderer.cli import main
 
 OUTPUTS = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures" / "mmmu-pro-outputs"
+
+
+def main(argv: list[str]) -> int:
+    """Run the factorial subcommands exactly as `itemshot` dispatches them."""
+    parser = argparse.ArgumentParser(prog="itemshot")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.handler(args) or 0)
 
 
 def _score(capsys: pytest.CaptureFixture[str], path: Path, parser: str) -> dict:
