@@ -14,6 +14,7 @@ COMMAND_MODULES = (
     "verify.commands",
     "degradations.commands",
     "factorial.commands",
+    "factorial.sweep_commands",
 )
 
 

@@ -1,0 +1,228 @@
+"""The factorial controller: design → cells → render jobs and text rows → one manifest.
+
+Vision cells become render jobs for the Chromium pipeline; blind and standard
+cells need no render and become rows carrying the prompt text and the paths of
+their figures (written once, content-addressed, under OUT/figures/). Identical
+cells (same key) are kept once. The combined manifest lists every row in a
+stable order: item file order, then condition order in the design.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from factorial.conditions import Cell, expand
+from factorial.design import PRESENTATION_FACTORS, TEXT_FORMATS, Design
+from factorial.option_sets import (
+    Inconsistency,
+    answer_check,
+    describe,
+    inconsistencies,
+    option_set,
+    with_options,
+)
+from factorial.sweep_rows import FIGURE_FORMATS, prompt_for, text_row, write_figures
+from renderer.adapters import ColumnMapping, Dataset, load_dataset
+from renderer.items import Item, ItemError
+from renderer.jobs import Job, JobRequest, PlanFailure, make_job
+from renderer.output import atomic_write_json, read_jsonl, write_jsonl
+from renderer.page import Content
+from renderer.pipeline import MANIFEST, RunSettings, RunSummary, failure_row, run_jobs
+from renderer.presentation import PresentationSpec
+from renderer.seeds import stable_hash
+
+SWEEP_SUMMARY = "sweep.json"
+
+CONTENT_BY_FORMAT = {
+    "vision": Content(),
+    "vision_placeholder": Content(figures="placeholder"),
+    "vision_text_only": Content(figures="omit"),
+    "vision_question_only": Content(options=False),
+}
+
+
+@dataclass(frozen=True)
+class PlannedRow:
+    """One manifest row to produce: a render job, a text row, or a failure."""
+
+    key: str
+    item: Item
+    condition: dict[str, Any]
+    extra: dict[str, Any]
+    job: Job | None = None
+    error: ItemError | None = None
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """Everything a sweep will write, before anything is rendered."""
+
+    design: Design
+    rows: tuple[PlannedRow, ...]
+    cells: tuple[Cell, ...]
+    load_errors: tuple[ItemError, ...]
+    inconsistencies: tuple[Inconsistency, ...]
+
+    @property
+    def jobs(self) -> list[Job]:
+        """Return the render jobs, in row order."""
+        return [row.job for row in self.rows if row.job is not None]
+
+
+@dataclass
+class SweepResult:
+    """What a sweep did: render counts, text rows, failures, time."""
+
+    render: RunSummary
+    rows: int = 0
+    text_rows: int = 0
+    failed_rows: int = 0
+    seconds: float = 0.0
+    failures: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the result as a JSON-ready dict."""
+        return {
+            "rows": self.rows,
+            "text_rows": self.text_rows,
+            "failed_rows": self.failed_rows,
+            "render": self.render.as_dict(),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def load_items(design: Design, limit: int | None = None) -> Dataset:
+    """Read the design's dataset (first `limit` rows when given)."""
+    spec = design.dataset
+    mapping = ColumnMapping.from_pairs(dict(spec.mapping)) if spec.mapping else None
+    return load_dataset(
+        spec.path,
+        format=spec.format,
+        mapping=mapping,
+        missing_images=spec.missing_images,
+        limit=limit if limit is not None else spec.limit,
+    )
+
+
+def plan_sweep(design: Design, dataset: Dataset) -> SweepPlan:
+    """Return the rows of a sweep: option sets applied, jobs keyed, duplicates dropped."""
+    cells = expand(design, dataset.items)
+    rows: list[PlannedRow] = []
+    seen: set[str] = set()
+    for cell in cells:
+        row = _plan_cell(design, cell)
+        if row.key not in seen:
+            seen.add(row.key)
+            rows.append(row)
+    found = [problem for item in dataset.items for problem in inconsistencies(item)]
+    return SweepPlan(design, tuple(rows), tuple(cells), tuple(dataset.errors), tuple(found))
+
+
+def _plan_cell(design: Design, cell: Cell) -> PlannedRow:
+    fmt = cell.condition["format"]
+    chosen = option_set(cell.item, cell.condition["n_options"], design.seed)
+    item = with_options(cell.item, chosen)
+    factors = {name: cell.condition.get(name) for name in design.factor_names}
+    extra: dict[str, Any] = {
+        **factors,
+        **describe(chosen),
+        "answer_check": answer_check(cell.item, chosen),
+        "group": cell.group,
+    }
+    if fmt in TEXT_FORMATS:
+        # Presentation factors do not apply to text rows: they are left out of the
+        # condition (and so of the key), and identical text rows are kept once.
+        condition = {"format": fmt, "n_options": cell.condition["n_options"]}
+        extra.update({name: None for name in design.factor_names if name in PRESENTATION_FACTORS})
+        key = stable_hash("text-row", item.content_hash(), condition)
+        return PlannedRow(key, item, condition, extra)
+    presentation = {
+        **design.presentation,
+        **{k: v for k, v in cell.condition.items() if k in PRESENTATION_FACTORS},
+    }
+    request = JobRequest(
+        item, PresentationSpec(**presentation), dict(cell.condition), CONTENT_BY_FORMAT[fmt]
+    )
+    try:
+        job = make_job(request, design.seed)
+    except ItemError as error:
+        key = stable_hash("failed", item.content_hash(), cell.condition)
+        return PlannedRow(key, item, dict(cell.condition), extra, error=error)
+    return PlannedRow(job.key, item, dict(cell.condition), extra, job=job)
+
+
+def run_sweep(
+    plan: SweepPlan,
+    out: Path,
+    settings: RunSettings | None = None,
+    on_event: Callable[[dict[str, Any]], None] | None = None,
+) -> SweepResult:
+    """Render the jobs not yet done, then write the combined manifest and the sweep summary."""
+    started = time.perf_counter()
+    summary = run_jobs(plan.jobs, out, settings, on_event)
+    rendered = {row["job_key"]: row for row in read_jsonl(out / MANIFEST) if row.get("job_key")}
+    rows = [_load_error_row(error) for error in plan.load_errors]
+    rows += [_finish_row(planned, rendered, out) for planned in plan.rows]
+    write_jsonl(out / MANIFEST, rows)
+    result = SweepResult(render=summary, rows=len(rows))
+    result.text_rows = sum(
+        1 for planned in plan.rows if planned.job is None and planned.error is None
+    )
+    result.failures = [row for row in rows if row.get("status") != "ok"]
+    result.failed_rows = len(result.failures)
+    result.seconds = time.perf_counter() - started
+    record = {
+        "design": plan.design.name,
+        "design_type": plan.design.type,
+        "factors": {name: list(levels) for name, levels in plan.design.factors},
+        "cells": len(plan.cells),
+        **result.as_dict(),
+        "load_errors": [error.as_record() for error in plan.load_errors],
+        "inconsistencies": [problem.as_record() for problem in plan.inconsistencies],
+    }
+    atomic_write_json(out / SWEEP_SUMMARY, record)
+    return result
+
+
+def _load_error_row(error: ItemError) -> dict[str, Any]:
+    return {
+        "item_id": error.item_id,
+        "condition": {},
+        "status": "failed",
+        "stage": "load",
+        "image": None,
+        "error": {**error.as_record(), "reason": "invalid_item"},
+    }
+
+
+def _finish_row(
+    planned: PlannedRow, rendered: dict[str, dict[str, Any]], out: Path
+) -> dict[str, Any]:
+    fmt = planned.condition["format"]
+    if planned.error is not None:
+        failure = PlanFailure(planned.item.id, planned.condition, planned.error)
+        return {**failure_row(failure), "job_key": planned.key, **planned.extra}
+    if planned.job is None:
+        return text_row(planned.item, planned.key, planned.condition, planned.extra, out)
+    row = dict(rendered.get(planned.key) or {"item_id": planned.item.id, "status": "failed"})
+    row.update(planned.extra)
+    row["format"] = fmt
+    row["figures"] = write_figures(out, planned.item) if fmt in FIGURE_FORMATS else []
+    row["prompt"] = prompt_for(
+        fmt, planned.item.question, planned.item.options, planned.item.language
+    )
+    return row
+
+
+def describe_plan(plan: SweepPlan) -> dict[str, int]:
+    """Return row counts by kind: render jobs, text rows, failures, load errors."""
+    return {
+        "render_jobs": len(plan.jobs),
+        "text_rows": sum(1 for r in plan.rows if r.job is None and r.error is None),
+        "plan_failures": sum(1 for r in plan.rows if r.error is not None),
+        "load_errors": len(plan.load_errors),
+    }

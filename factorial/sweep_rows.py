@@ -1,0 +1,76 @@
+"""Manifest rows of a sweep that need no rendering, figure files, and per-format prompts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from factorial.prompts import builtin_prompts, options_text, standard_text
+from renderer.items import Item
+from renderer.output import atomic_write
+
+FIGURES_DIR = "figures"
+_EXTENSIONS = {
+    "image/png": ".png",
+    "image/jpeg": ".jpg",
+    "image/gif": ".gif",
+    "image/webp": ".webp",
+}
+# Formats whose figures travel beside the text (or beside the image of the text).
+FIGURE_FORMATS = ("standard", "vision_text_only")
+
+
+def prompt_for(fmt: str, question: str, options: Sequence[str], language: str) -> str:
+    """Return the direct-mode prompt text a model gets with this row (MMMU-Pro wording)."""
+    prompts = builtin_prompts("direct", language)
+    if fmt in ("standard", "blind"):
+        return standard_text(question, options, prompts)
+    if fmt == "vision_question_only":
+        return options_text(options, prompts)
+    return prompts.vision
+
+
+def write_figures(out: Path, item: Item) -> list[str]:
+    """Write the item's figures content-addressed under OUT/figures/; return their paths."""
+    paths: list[str] = []
+    for number in item.referenced_figures():
+        figure = item.figures.get(number)
+        if figure is None:
+            continue  # missing from the dataset: listed in `missing_figures`
+        relative = f"{FIGURES_DIR}/{figure.sha256}{_EXTENSIONS.get(figure.mime, '.bin')}"
+        target = out / relative
+        if not target.is_file():
+            atomic_write(target, figure.data)
+        paths.append(relative)
+    return paths
+
+
+def text_row(
+    item: Item, key: str, condition: Mapping[str, Any], extra: Mapping[str, Any], out: Path
+) -> dict[str, Any]:
+    """Return the manifest row of a blind or standard cell (figures written as files)."""
+    fmt = str(condition["format"])
+    figures = write_figures(out, item) if fmt == "standard" else []
+    return {
+        "item_id": item.id,
+        "job_key": key,
+        "seed": None,
+        "condition": dict(condition),
+        "content": None,
+        "question": item.question,
+        "options": list(item.options),
+        "answer": item.answer_letter,
+        "subject": item.subject,
+        "language": item.language,
+        "presentation": None,
+        "backend": None,
+        "image": None,
+        "layout": None,
+        "status": "ok",
+        "error": None,
+        "figures": figures,
+        "missing_figures": list(item.missing_figures) if fmt == "standard" else [],
+        "prompt": prompt_for(fmt, item.question, item.options, item.language),
+        **extra,
+    }
