@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -15,13 +15,16 @@ class FontFace:
     licence: str
 
 
-# Latin and Japanese faces per style role. A Japanese item's stack lists the
-# Japanese face first: some Latin faces (Nanum Pen Script) map a few CJK code
-# points to blank glyphs, which would silently win over the Japanese face.
+STYLES = ("regular", "bold", "thin", "handwritten", "comic", "serif", "mono")
+SCRIPTS = ("latin", "japanese")
+
+# Latin and Japanese faces per style role. A stack for text with Japanese in it
+# lists the Japanese face first: some Latin faces (Nanum Pen Script) map CJK
+# code points to blank glyphs, which would silently win over the Japanese face.
 _LATIN: dict[str, FontFace] = {
     "regular": FontFace("Noto Sans", 400, "fonts-noto-core", "OFL-1.1"),
     "bold": FontFace("Noto Sans", 700, "fonts-noto-core", "OFL-1.1"),
-    "thin": FontFace("Noto Sans CJK JP", 300, "fonts-noto-cjk-extra", "OFL-1.1"),
+    "thin": FontFace("Noto Sans CJK JP", 300, "fonts-noto-cjk", "OFL-1.1"),
     "handwritten": FontFace("Nanum Pen Script", 400, "fonts-nanum-extra", "OFL-1.1"),
     "comic": FontFace("Comic Neue", 400, "fonts-comic-neue", "OFL-1.1"),
     "serif": FontFace("TeX Gyre Termes", 400, "fonts-texgyre", "GUST-Font-License"),
@@ -30,40 +33,134 @@ _LATIN: dict[str, FontFace] = {
 _JAPANESE: dict[str, FontFace] = {
     "regular": FontFace("Noto Sans CJK JP", 400, "fonts-noto-cjk", "OFL-1.1"),
     "bold": FontFace("Noto Sans CJK JP", 700, "fonts-noto-cjk", "OFL-1.1"),
-    "thin": FontFace("Noto Sans CJK JP", 300, "fonts-noto-cjk-extra", "OFL-1.1"),
+    "thin": FontFace("Noto Sans CJK JP", 300, "fonts-noto-cjk", "OFL-1.1"),
     "handwritten": FontFace("Klee One", 400, "fonts-klee", "OFL-1.1"),
     "comic": FontFace("MotoyaLMaru", 400, "fonts-motoya-l-maruberi", "Apache-2.0"),
     "serif": FontFace("Noto Serif CJK JP", 400, "fonts-noto-cjk", "OFL-1.1"),
     "mono": FontFace("Noto Sans Mono CJK JP", 400, "fonts-noto-cjk", "OFL-1.1"),
 }
 
+# Coverage fallbacks per role, tried in order for characters the chosen faces
+# lack (Greek, arrows, maths symbols, rare kanji…). Broad-coverage faces of the
+# same look: DejaVu for Latin-side symbols, Noto CJK for everything East Asian.
+_DEJAVU = "fonts-dejavu-core"
+_FALLBACKS: dict[str, tuple[FontFace, ...]] = {
+    "regular": (FontFace("DejaVu Sans", 400, _DEJAVU, "Bitstream-Vera"),),
+    "bold": (FontFace("DejaVu Sans", 700, _DEJAVU, "Bitstream-Vera"),),
+    "thin": (FontFace("DejaVu Sans", 400, _DEJAVU, "Bitstream-Vera"),),
+    "handwritten": (FontFace("DejaVu Sans", 400, _DEJAVU, "Bitstream-Vera"),),
+    "comic": (FontFace("DejaVu Sans", 400, _DEJAVU, "Bitstream-Vera"),),
+    "serif": (FontFace("DejaVu Serif", 400, _DEJAVU, "Bitstream-Vera"),),
+    "mono": (FontFace("DejaVu Sans Mono", 400, _DEJAVU, "Bitstream-Vera"),),
+}
+_CJK_FALLBACK = {
+    "serif": FontFace("Noto Serif CJK JP", 400, "fonts-noto-cjk", "OFL-1.1"),
+    "bold": FontFace("Noto Sans CJK JP", 700, "fonts-noto-cjk", "OFL-1.1"),
+}
+_CJK_DEFAULT = FontFace("Noto Sans CJK JP", 400, "fonts-noto-cjk", "OFL-1.1")
+
+# Open look-alikes of the proprietary families the MMMU-Pro tool used (see README).
+LOOKALIKES: dict[str, tuple[str, FontFace]] = {
+    "Arial": ("regular", FontFace("Liberation Sans", 400, "fonts-liberation2", "OFL-1.1")),
+    "Verdana": ("regular", FontFace("DejaVu Sans", 400, _DEJAVU, "Bitstream-Vera")),
+    "Tahoma": ("regular", FontFace("DejaVu Sans Condensed", 400, _DEJAVU, "Bitstream-Vera")),
+    "Georgia": ("serif", FontFace("DejaVu Serif", 400, _DEJAVU, "Bitstream-Vera")),
+    "Palatino Linotype": (
+        "serif",
+        FontFace("TeX Gyre Pagella", 400, "fonts-texgyre", "GUST-Font-License"),
+    ),
+    "Courier New": ("mono", FontFace("Liberation Mono", 400, "fonts-liberation2", "OFL-1.1")),
+    "Brush Script MT": (
+        "handwritten",
+        FontFace("Dancing Script", 700, "fonts-dancingscript", "OFL-1.1"),
+    ),
+    "Savoye LET": (
+        "handwritten",
+        FontFace("Dancing Script", 400, "fonts-dancingscript", "OFL-1.1"),
+    ),
+    "Bradley Hand": (
+        "handwritten",
+        FontFace("NanumBarunpen", 400, "fonts-nanum-extra", "OFL-1.1"),
+    ),
+    "Nanum Pen Script": (
+        "handwritten",
+        FontFace("Nanum Pen Script", 400, "fonts-nanum-extra", "OFL-1.1"),
+    ),
+}
+# Catalogue keys for `Presentation.font_face`: `auto` (the role's face) or a look-alike.
+FACE_KEYS: dict[str, str] = {name.lower().replace(" ", "_"): name for name in LOOKALIKES}
+
 
 @dataclass(frozen=True)
 class FontChoice:
-    """The faces an item is set in, in CSS fallback order, and the weight to ask for."""
+    """The faces an item is set in, in CSS fallback order, and the weight to ask for.
+
+    `fallbacks` are coverage fallbacks appended after the faces because the
+    item's text has characters the faces lack; `fallback_chars` records which
+    characters each fallback family is there for, `uncovered` what no face has.
+    """
 
     faces: tuple[FontFace, ...]
     weight: int
+    fallbacks: tuple[FontFace, ...] = ()
+    fallback_chars: dict[str, str] = field(default_factory=dict)
+    uncovered: str = ""
 
     @property
     def families(self) -> tuple[str, ...]:
-        """Return the family names in fallback order."""
+        """Return the requested family names in fallback order (coverage fallbacks excluded)."""
         return tuple(dict.fromkeys(face.family for face in self.faces))
+
+    @property
+    def fallback_families(self) -> tuple[str, ...]:
+        """Return the coverage fallback family names."""
+        return tuple(f for f in dict.fromkeys(face.family for face in self.fallbacks))
 
     def css_stack(self) -> str:
         """Return the CSS font-family value; names come only from this catalogue."""
-        return ", ".join(f'"{family}"' for family in self.families)
+        names = dict.fromkeys([*self.families, *self.fallback_families])
+        return ", ".join(f'"{family}"' for family in names)
 
 
-def choose_fonts(style: str, language: str) -> FontChoice:
-    """Return the faces for a style role and an item language (`en`, `ja`, …)."""
-    latin = _LATIN[style]
-    if language == "ja":
-        japanese = _JAPANESE[style]
-        return FontChoice((japanese, latin), japanese.weight)
+def has_japanese(text: str) -> bool:
+    """Return whether `text` holds kana, kanji or full-width CJK punctuation."""
+    return any(
+        0x3000 <= ord(c) <= 0x30FF or 0x3400 <= ord(c) <= 0x9FFF or 0xF900 <= ord(c) <= 0xFAFF
+        for c in text
+    )
+
+
+def base_faces(style: str, language: str, face: str = "auto", japanese: bool = False) -> FontChoice:
+    """Return the faces for a role (or a look-alike key) before any coverage check.
+
+    Text in Japanese (by language or by its characters) gets the role's
+    Japanese face first, so no Latin face's blank CJK glyphs can win.
+    """
+    if face != "auto":
+        style, latin = LOOKALIKES[FACE_KEYS[face]]
+    else:
+        latin = _LATIN[style]
+    if language == "ja" or japanese:
+        jp = _JAPANESE[style]
+        return FontChoice((jp, latin), jp.weight if face == "auto" else latin.weight)
     return FontChoice((latin,), latin.weight)
+
+
+def fallbacks_for(style: str, face: str = "auto") -> tuple[FontFace, ...]:
+    """Return the documented coverage fallback chain of a role (or a look-alike's role)."""
+    if face != "auto":
+        style = LOOKALIKES[FACE_KEYS[face]][0]
+    return (*_FALLBACKS[style], _CJK_FALLBACK.get(style, _CJK_DEFAULT))
+
+
+def choose_fonts(style: str, language: str, face: str = "auto") -> FontChoice:
+    """Return the faces for a style role and an item language (`en`, `ja`, …), unchecked."""
+    return base_faces(style, language, face)
 
 
 def all_faces() -> list[FontFace]:
     """Return every face in the catalogue (for install checks and documentation)."""
-    return list({id(f): f for f in [*_LATIN.values(), *_JAPANESE.values()]}.values())
+    faces = [*_LATIN.values(), *_JAPANESE.values(), _CJK_DEFAULT, *_CJK_FALLBACK.values()]
+    faces += [f for chain in _FALLBACKS.values() for f in chain]
+    faces += [f for _, f in LOOKALIKES.values()]
+    return list(dict.fromkeys(faces))

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import mimetypes
 import os
+import re
 from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from backgrounds.scene_textures import served_texture
+
 # Debian's libjs-katex puts KaTeX here; override for other systems.
 KATEX_DIR = Path(os.environ.get("ITEMSHOT_KATEX_DIR", "/usr/share/javascript/katex"))
 ORIGIN = "http://itemshot.invalid"
+_TEXTURE_FILE = re.compile(r"[a-z]+-[0-9]\.(?:png|jpg)")
 
 
 class AssetNotAllowed(LookupError):
@@ -35,6 +39,8 @@ def static_asset(path: str) -> tuple[bytes, str]:
     elif path.startswith("/static/scenes/") and path.endswith(".css"):
         scene = path.removeprefix("/static/scenes/").removesuffix(".css")
         base, rest = _templates_dir() / scene, "style.css"
+    elif path.startswith("/static/textures/"):
+        return _texture(path.removeprefix("/static/textures/"), path)
     else:
         raise AssetNotAllowed(path)
     # A lexical check: Debian links KaTeX's fonts folder elsewhere, so resolving
@@ -49,6 +55,16 @@ def static_asset(path: str) -> tuple[bytes, str]:
     if target.suffix == ".woff2":
         mime = "font/woff2"
     return target.read_bytes(), mime
+
+
+def _texture(name: str, path: str) -> tuple[bytes, str]:
+    """Return a generated scene texture; only names like `chalk-1.png` are accepted."""
+    if not _TEXTURE_FILE.fullmatch(name):
+        raise AssetNotAllowed(path)
+    try:
+        return served_texture(name)
+    except ValueError:
+        raise AssetNotAllowed(path) from None
 
 
 def katex_available() -> bool:

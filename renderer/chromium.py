@@ -216,6 +216,8 @@ class ChromiumPool:
             regions=regions,
             font_scale=round(float(result["scale"]), 4),
             fonts_requested=document.fonts.families,
+            fonts_fallback=dict(document.fonts.fallback_chars),
+            fonts_uncovered=document.fonts.uncovered,
         )
         return RenderOutput(png=png, layout=layout, browser_version=self.version)
 

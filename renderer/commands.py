@@ -31,6 +31,7 @@ from renderer.presentation import (
     PresentationError,
     PresentationSpec,
 )
+from renderer.presets import PRESETS, preset_choice
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -62,6 +63,12 @@ def register(subparsers: Any) -> None:
     render.add_argument("--out", type=Path, required=True, help="output folder")
     add_dataset_flags(render)
     add_presentation_flags(render)
+    render.add_argument(
+        "--preset",
+        choices=tuple(PRESETS),
+        default=None,
+        help="choose each item's presentation by a named preset (instead of the flags above)",
+    )
     add_run_flags(render)
     render.set_defaults(handler=cmd_render)
 
@@ -164,6 +171,9 @@ def cmd_render(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     try:
         specs = presentation_specs(args)
+        preset = getattr(args, "preset", None)
+        if preset and any(getattr(args, name, None) is not None for name in PRESENTATION_FLAGS):
+            raise PresentationError("preset", "--preset replaces the presentation flags")
         dataset = load_dataset(
             args.dataset,
             format=args.format,
@@ -178,6 +188,13 @@ def cmd_render(args: argparse.Namespace) -> int:
     for entry in dataset.entries:
         if isinstance(entry, ItemError):
             requests.append(entry)
+        elif preset:
+            try:
+                choice = preset_choice(preset, entry, args.seed)
+            except ItemError as error:
+                requests.append(error)
+                continue
+            requests.append(JobRequest(entry, choice.spec, choice.condition))
         else:
             requests.extend(JobRequest(entry, spec) for spec in specs)
     return execute(requests, args, console, f"{dataset.path.name} ({dataset.format})")

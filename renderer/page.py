@@ -10,7 +10,9 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from fonts.catalogue import FontChoice, choose_fonts
+from backgrounds.scene_textures import mean_color, texture_file
+from fonts.catalogue import FontChoice
+from fonts.coverage import resolve_fonts
 from renderer.items import LETTERS, Figure, Item
 from renderer.markup import (
     FigureRef,
@@ -21,7 +23,8 @@ from renderer.markup import (
     paragraphs,
     parse_inline,
 )
-from renderer.presentation import COLORS, Presentation
+from renderer.presentation import Presentation
+from renderer.scene_words import SCENE_WORDS
 
 # Scene furniture in the item's language, so a Japanese page is Japanese throughout.
 WORDS: dict[str, dict[str, str]] = {
@@ -120,7 +123,8 @@ _ENV = _environment()
 
 def words_for(language: str) -> dict[str, str]:
     """Return the scene words for a language (English when there is no translation)."""
-    return WORDS.get(language, WORDS["en"])
+    base = WORDS.get(language, WORDS["en"])
+    return {**base, **SCENE_WORDS.get(language, SCENE_WORDS["en"])}
 
 
 def build_page(
@@ -137,6 +141,10 @@ def build_page(
         "total": 30,
         "timer": rng.randint(5, 20),
     }
+    # Drawn after the older fields so their values stay what they were.
+    decor["variant"] = rng.randint(0, 2)
+    decor["ruling"] = rng.choice(["ruled", "grid"])
+    decor["unit"] = rng.randint(1, 12)
     figures_seen: set[int] = set()
     assets: dict[str, tuple[bytes, str]] = {}
 
@@ -189,7 +197,17 @@ def build_page(
         for p in block["paragraphs"]
         for s in p
     ) or any(o["has_math"] for o in options)
-    fonts = choose_fonts(presentation.font_style, item.language)
+    fonts = resolve_fonts(
+        presentation.font_style,
+        item.language,
+        _rendered_text(blocks, options, words),
+        presentation.font_face,
+    )
+    color = presentation.css_color()
+    texture = ""
+    if presentation.texture != "none":
+        texture = texture_file(presentation.texture)
+        color = mean_color(presentation.texture)
     width, height = presentation.css_size()
     page = {
         "lang": item.language,
@@ -201,7 +219,8 @@ def build_page(
         "font_weight": fonts.weight,
         "font_size": presentation.font_size,
         "margin": presentation.margin,
-        "color": Markup(COLORS[presentation.color]),
+        "color": Markup(color),  # validated enum or #rrggbb
+        "texture": texture,  # a served texture file name or empty
         "blocks": [_segment_views(b, words) for b in blocks],
         "options": [{**o, "segments": _views(o["segments"], words)} for o in options],
         "option_columns": _option_columns(options, grid, width),
@@ -222,6 +241,29 @@ def build_page(
         decor=decor,
         placeholders=tuple(sorted(n for n in item.missing_figures if n in figures_seen)),
     )
+
+
+def _rendered_text(
+    blocks: list[dict[str, Any]], options: list[dict[str, Any]], words: dict[str, str]
+) -> str:
+    """Return every character the item's text spans will show (for the coverage check)."""
+    parts: list[str] = []
+    for block in blocks:
+        if block["kind"] == "text":
+            for paragraph in block["paragraphs"]:
+                parts += [s.text for s in paragraph if isinstance(s, Text)]
+                parts += [
+                    words["figure"].format(n=s.number)
+                    for s in paragraph
+                    if isinstance(s, FigureRef)
+                ]
+        else:
+            parts += [f["caption"] + f.get("placeholder_text", "") for f in block["figures"]]
+    for option in options:
+        parts.append(option["label"])
+        parts += [s.text for s in option["segments"] if isinstance(s, Text)]
+        parts += [f.get("placeholder_text", "") for f in option["figures"]]
+    return "".join(parts)
 
 
 def _display_width(figure: Figure, in_option: str) -> int:

@@ -3,12 +3,30 @@
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from backgrounds.scene_textures import TEXT_SAFE
+from fonts.catalogue import FACE_KEYS
+
 RANDOM = "random"
 
-SCENES = ("exam_sheet", "whiteboard", "webpage", "tv_quiz")
+# The nine JMMMU-Pro scenes, then `plain` (text straight on a colour or texture,
+# the MMMU-Pro screenshot tool's look; used by the mmmu_pro preset).
+SCENES = (
+    "exam_sheet",
+    "workbook",
+    "whiteboard",
+    "blackboard",
+    "projector",
+    "tablet_notebook",
+    "webpage",
+    "game_console",
+    "tv_quiz",
+    "plain",
+)
+SAMPLED_SCENES = SCENES[:9]
 FONT_STYLES = ("regular", "bold", "thin", "handwritten", "comic", "serif", "mono")
 MARGINS = ("small", "large")
 ASPECTS = ("9:16", "16:9", "3:4", "1:1")
@@ -23,14 +41,41 @@ COLORS: dict[str, str] = {
     "light_pink": "#fbe4ec",
     "light_gray": "#ececec",
     "light_blue": "#e1eefb",
+    # Chalkboard colours: light chalk text sits on them.
+    "board_green": "#27423a",
+    "board_black": "#22272a",
+    "board_blue": "#1f3347",
 }
+LIGHT_COLORS = (
+    "white",
+    "light_green",
+    "light_yellow",
+    "light_pink",
+    "light_gray",
+    "light_blue",
+)
+BOARD_COLORS = ("board_green", "board_black", "board_blue")
+# Any `#rrggbb` colour (MMMU-Pro's backgrounds), only where the scene's text is dark.
+HEX_COLOR = re.compile(r"#[0-9a-f]{6}")
+HEX_SCENES = ("plain",)
+DARK_TEXT = "#111111"
+MIN_CONTRAST = 4.5
+# Textures a `plain` page may use instead of a colour (light enough for dark text).
+TEXTURES = ("none", *TEXT_SAFE)
+FONT_FACES = ("auto", *FACE_KEYS)
 
 # Colours a scene can take; a whiteboard is white.
 SCENE_COLORS: dict[str, tuple[str, ...]] = {
-    "exam_sheet": tuple(COLORS),
+    "exam_sheet": LIGHT_COLORS,
+    "workbook": LIGHT_COLORS,
     "whiteboard": ("white",),
-    "webpage": tuple(COLORS),
-    "tv_quiz": tuple(COLORS),
+    "blackboard": BOARD_COLORS,
+    "projector": LIGHT_COLORS,
+    "tablet_notebook": LIGHT_COLORS,
+    "webpage": LIGHT_COLORS,
+    "game_console": LIGHT_COLORS,
+    "tv_quiz": LIGHT_COLORS,
+    "plain": LIGHT_COLORS,
 }
 
 FONT_SIZE_RANGE = (8, 64)
@@ -49,6 +94,19 @@ class PresentationError(ValueError):
 def _check_choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
         raise PresentationError(name, f"{value!r} is not one of {', '.join(allowed)}")
+
+
+def relative_luminance(hex_color: str) -> float:
+    """Return the WCAG relative luminance of a `#rrggbb` colour."""
+    channels = [int(hex_color[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast_ratio(first: str, second: str) -> float:
+    """Return the WCAG contrast ratio of two `#rrggbb` colours."""
+    a, b = sorted((relative_luminance(first), relative_luminance(second)), reverse=True)
+    return (a + 0.05) / (b + 0.05)
 
 
 def _check_range(name: str, value: object, bounds: tuple[int, int]) -> None:
@@ -72,10 +130,39 @@ class Presentation:
     resolution: int = 1024
     capture: str = "none"
     severity: str = "medium"
+    font_face: str = "auto"
+    texture: str = "none"
 
     def __post_init__(self) -> None:
         _check_choice("scene", self.scene, SCENES)
+        _check_choice("font_face", self.font_face, FONT_FACES)
+        _check_choice("texture", self.texture, TEXTURES)
+        if self.texture != "none" and self.scene != "plain":
+            raise PresentationError(
+                "texture", f"only the plain scene takes a texture, not {self.scene!r}"
+            )
+        if isinstance(self.color, str) and HEX_COLOR.fullmatch(self.color):
+            self._check_hex()
+            return self._check_rest()
         _check_choice("color", self.color, tuple(COLORS))
+        self._check_rest()
+        if self.color not in SCENE_COLORS[self.scene]:
+            allowed = ", ".join(SCENE_COLORS[self.scene])
+            raise PresentationError(
+                "color", f"scene {self.scene!r} takes only {allowed}, not {self.color!r}"
+            )
+
+    def _check_hex(self) -> None:
+        if self.scene not in HEX_SCENES:
+            raise PresentationError(
+                "color", f"scene {self.scene!r} takes named colours only, not {self.color!r}"
+            )
+        if contrast_ratio(self.color, DARK_TEXT) < MIN_CONTRAST:
+            raise PresentationError(
+                "color", f"{self.color} is too dark for dark text (contrast < {MIN_CONTRAST}:1)"
+            )
+
+    def _check_rest(self) -> None:
         _check_choice("font_style", self.font_style, FONT_STYLES)
         _check_range("font_size", self.font_size, FONT_SIZE_RANGE)
         _check_choice("margin", self.margin, MARGINS)
@@ -83,11 +170,10 @@ class Presentation:
         _check_range("resolution", self.resolution, RESOLUTION_RANGE)
         _check_choice("capture", self.capture, CAPTURES)
         _check_choice("severity", self.severity, SEVERITIES)
-        if self.color not in SCENE_COLORS[self.scene]:
-            allowed = ", ".join(SCENE_COLORS[self.scene])
-            raise PresentationError(
-                "color", f"scene {self.scene!r} takes only {allowed}, not {self.color!r}"
-            )
+
+    def css_color(self) -> str:
+        """Return the background colour as CSS `#rrggbb` (validated, never free text)."""
+        return self.color if self.color.startswith("#") else COLORS[self.color]
 
     def css_size(self) -> tuple[int, int]:
         """Return the page size in CSS pixels (long side fixed at the reference)."""
@@ -108,7 +194,7 @@ class Presentation:
 
 # Fields a user may leave to the seed, and how each is sampled.
 _CHOICES: dict[str, tuple[Any, ...]] = {
-    "scene": SCENES,
+    "scene": SAMPLED_SCENES,
     "font_style": FONT_STYLES,
     "font_size": tuple(range(16, 31, 2)),
     "margin": MARGINS,
@@ -135,6 +221,8 @@ class PresentationSpec:
     resolution: int | str | None = None
     capture: str | None = None
     severity: str | None = None
+    font_face: str | None = None
+    texture: str | None = None
 
     def resolve(self, rng: random.Random) -> Presentation:
         """Return a concrete Presentation, sampling `random` fields from `rng` in field order."""

@@ -83,6 +83,8 @@ class Layout:
     font_scale: float = 1.0
     fonts_requested: tuple[str, ...] = ()
     math_errors: tuple[str, ...] = ()
+    fonts_fallback: Mapping[str, str] = field(default_factory=dict)  # family -> characters
+    fonts_uncovered: str = ""
 
     def region(self, name: str) -> Region:
         """Return the region called `name` (e.g. `question`, `option:B`, `figure:1`)."""
@@ -99,6 +101,8 @@ class Layout:
             "font_scale": self.font_scale,
             "fonts_requested": list(self.fonts_requested),
             "math_errors": list(self.math_errors),
+            "fonts_fallback": dict(self.fonts_fallback),
+            "fonts_uncovered": self.fonts_uncovered,
             "regions": [r.as_dict() for r in self.regions],
         }
 
@@ -111,5 +115,7 @@ class Layout:
             font_scale=record.get("font_scale", 1.0),
             fonts_requested=tuple(record.get("fonts_requested", ())),
             math_errors=tuple(record.get("math_errors", ())),
+            fonts_fallback=dict(record.get("fonts_fallback", {})),
+            fonts_uncovered=record.get("fonts_uncovered", ""),
             regions=tuple(Region.from_dict(r) for r in record["regions"]),
         )

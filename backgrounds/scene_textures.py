@@ -1,0 +1,128 @@
+"""Seeded scene textures served to the rendering page as PNG tiles.
+
+Each texture is `<kind>-<variant>` with variants 0, 1, 2 (the variant is the
+seed). Opaque kinds (paper, ruled, grid, wood, wall, fabric, desk) are
+full-colour tiles; overlay kinds (grain, chalk, smudge) are RGBA tiles of low
+alpha that a scene lays over its own background colour, so they tint any
+validated colour. Tiles are generated on first use and kept in memory.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable
+from functools import cache
+
+import cv2
+import numpy as np
+from PIL import Image
+
+from backgrounds.noise import fbm, grain
+from backgrounds.textures import make_texture
+
+VARIANTS = 3
+TILE = 512
+OPAQUE_KINDS = ("paper", "ruled", "grid", "wood", "wall", "fabric", "desk")
+OVERLAY_KINDS = ("grain", "chalk", "smudge")
+KINDS = OPAQUE_KINDS + OVERLAY_KINDS
+TEXTURE_NAMES = tuple(f"{kind}-{v}" for kind in KINDS for v in range(VARIANTS))
+# Light, low-contrast textures that dark text may sit on directly.
+TEXT_SAFE = tuple(f"{kind}-{v}" for kind in ("paper", "ruled", "grid", "wall") for v in range(3))
+_NAME = re.compile(r"^([a-z]+)-([0-9])$")
+
+# The parent texture module's named variants used for each of our three.
+_BORROWED: dict[str, tuple[str, tuple[str, str, str]]] = {
+    "paper": ("paper", ("copy", "cream", "recycled")),
+    "wood": ("wood", ("oak", "walnut", "pine")),
+    "wall": ("wall", ("white", "beige", "grey")),
+    "fabric": ("fabric", ("linen", "felt", "denim")),
+    "desk": ("desk", ("beech", "grey", "white")),
+}
+
+
+def _lines(variant: int, grid: bool) -> np.ndarray:
+    paper = make_texture("paper", TILE, TILE, 100 + variant, ("copy", "cream", "copy")[variant])
+    image = paper.astype(np.float32)
+    step = (32, 28, 32)[variant]  # divides the tile, so the pattern repeats seamlessly
+    ink = np.array([(150, 180, 215), (160, 190, 205), (170, 200, 170)][variant], np.float32)
+    mask = np.zeros((TILE, TILE), np.float32)
+    mask[step - 1 :: step, :] = 0.85
+    if grid:
+        mask[:, step - 1 :: step] = 0.85
+    return image * (1 - mask[..., None]) + ink * mask[..., None]
+
+
+def _overlay(kind: str, variant: int) -> np.ndarray:
+    rng = np.random.default_rng(1000 * KINDS.index(kind) + variant)
+    if kind == "grain":
+        alpha = np.clip(np.abs(grain(rng, TILE, TILE, 10.0)) * 1.4, 0, 30)
+        color = np.zeros((TILE, TILE, 3), np.float32) + 90
+    elif kind == "chalk":
+        dust = np.clip(0.5 + 1.8 * fbm(rng, TILE, TILE, cells=2.5, octaves=4), 0, 1) * 26
+        strokes = cv2.GaussianBlur(
+            np.abs(grain(rng, TILE, TILE, 1.0)), (0, 0), sigmaX=3.0, sigmaY=0.6
+        )
+        alpha = dust + np.clip(strokes * 40 - 8, 0, 18) + np.abs(grain(rng, TILE, TILE, 5.0))
+        color = np.zeros((TILE, TILE, 3), np.float32) + 235
+    else:  # whiteboard smudges: faint grey-blue wipes
+        field = np.clip(0.4 + 2.0 * fbm(rng, TILE, TILE, cells=1.8, octaves=3), 0, 1)
+        wipes = cv2.GaussianBlur(
+            np.abs(grain(rng, TILE, TILE, 1.0)), (0, 0), sigmaX=14.0, sigmaY=1.5
+        )
+        alpha = field * 14 + np.clip(wipes * 60 - 10, 0, 10)
+        color = np.full((TILE, TILE, 3), (120, 130, 150), np.float32)
+    rgba = np.dstack([color, np.clip(alpha, 0, 255)])
+    return rgba
+
+
+def _opaque(kind: str, variant: int) -> np.ndarray:
+    if kind in ("ruled", "grid"):
+        return _lines(variant, grid=kind == "grid")
+    base, names = _BORROWED[kind]
+    return make_texture(base, TILE, TILE, 200 + variant, names[variant]).astype(np.float32)
+
+
+_MAKERS: dict[bool, Callable[[str, int], np.ndarray]] = {True: _overlay, False: _opaque}
+
+
+def texture_array(name: str) -> np.ndarray:
+    """Return the uint8 tile (RGB, or RGBA for overlays) of a texture name like `chalk-1`."""
+    match = _NAME.match(name)
+    if match is None or name not in TEXTURE_NAMES:
+        raise ValueError(f"unknown texture {name!r}")
+    kind, variant = match.group(1), int(match.group(2))
+    array = _MAKERS[kind in OVERLAY_KINDS](kind, variant)
+    return np.clip(array, 0, 255).astype(np.uint8)
+
+
+def texture_file(name: str) -> str:
+    """Return the served file name of a texture: JPEG for opaque tiles, PNG for overlays."""
+    kind = name.split("-", 1)[0]
+    return f"{name}.png" if kind in OVERLAY_KINDS else f"{name}.jpg"
+
+
+@cache
+def texture_bytes(name: str) -> tuple[bytes, str]:
+    """Return (encoded bytes, mime type) of a texture tile (cached per process)."""
+    array = texture_array(name)
+    buffer = io.BytesIO()
+    if array.shape[2] == 4:
+        Image.fromarray(array, "RGBA").save(buffer, format="PNG", compress_level=1)
+        return buffer.getvalue(), "image/png"
+    Image.fromarray(array, "RGB").save(buffer, format="JPEG", quality=88)
+    return buffer.getvalue(), "image/jpeg"
+
+
+def served_texture(file_name: str) -> tuple[bytes, str]:
+    """Return the bytes and mime type for a served file name like `chalk-1.png`; ValueError else."""
+    stem = file_name.rpartition(".")[0]
+    if stem not in TEXTURE_NAMES or texture_file(stem) != file_name:
+        raise ValueError(f"unknown texture file {file_name!r}")
+    return texture_bytes(stem)
+
+
+def mean_color(name: str) -> str:
+    """Return the mean colour of an opaque texture as `#rrggbb` (for contrast checks)."""
+    array = texture_array(name)[..., :3].reshape(-1, 3).mean(axis=0)
+    return "#" + "".join(f"{round(float(v)):02x}" for v in array)

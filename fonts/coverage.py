@@ -1,0 +1,142 @@
+"""Glyph coverage: does a family really draw every character of an item's text?
+
+Font files are found at runtime with `fc-match` and their cmaps read with
+fontTools once per process. A code point counts as covered only when its glyph
+has an outline (or the character is whitespace): Nanum Pen Script, for one,
+maps thousands of CJK code points to blank glyphs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import unicodedata
+from dataclasses import replace
+from functools import cache
+
+from fontTools.pens.boundsPen import BoundsPen
+from fontTools.ttLib import TTFont
+
+from fonts.catalogue import FontChoice, FontFace, base_faces, fallbacks_for, has_japanese
+
+_FC_WEIGHTS = {
+    100: "thin",
+    200: "extralight",
+    300: "light",
+    400: "regular",
+    500: "medium",
+    600: "semibold",
+    700: "bold",
+    800: "extrabold",
+    900: "black",
+}
+
+
+class FontMissing(LookupError):
+    """A catalogue family is not installed (fontconfig substituted another)."""
+
+
+@cache
+def font_file(family: str, weight: int) -> tuple[str, int]:
+    """Return (file, face index) of an installed family at a CSS weight; raise FontMissing."""
+    pattern = f"{family}:weight={_FC_WEIGHTS.get(round(weight / 100) * 100, 'regular')}"
+    try:
+        found = subprocess.run(
+            ["fc-match", "-f", "%{file}\n%{index}\n%{family}", pattern],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split("\n")
+    except (OSError, subprocess.CalledProcessError) as error:
+        raise FontMissing(f"fc-match failed for {family!r}: {error}") from None
+    path, index, families = [*found, "", "", ""][:3]
+    if family.lower() not in [f.strip().lower() for f in families.split(",")]:
+        raise FontMissing(f"font family {family!r} is not installed (fontconfig offers {path!r})")
+    return path, int(index or 0)
+
+
+class _Coverage:
+    """The drawable code points of one font file, computed lazily per code point."""
+
+    def __init__(self, path: str, index: int) -> None:
+        self.font = TTFont(path, fontNumber=index, lazy=True)
+        self.cmap = self.font.getBestCmap() or {}
+        self.glyphs = self.font.getGlyphSet()
+        self._drawn: dict[str, bool] = {}
+
+    def draws(self, char: str) -> bool:
+        """Return whether the font maps `char` to a glyph with ink (whitespace needs none)."""
+        glyph = self.cmap.get(ord(char))
+        if glyph is None:
+            return False
+        if char.isspace() or unicodedata.category(char) in ("Zs", "Cf"):
+            return True
+        if glyph not in self._drawn:
+            pen = BoundsPen(self.glyphs)
+            self.glyphs[glyph].draw(pen)
+            self._drawn[glyph] = pen.bounds is not None
+        return self._drawn[glyph]
+
+
+@cache
+def _coverage(family: str, weight: int) -> _Coverage:
+    return _Coverage(*font_file(family, weight))
+
+
+def face_draws(face: FontFace, char: str) -> bool:
+    """Return whether `face` draws `char` with ink."""
+    return _coverage(face.family, face.weight).draws(char)
+
+
+def _first_in_cmap(faces: tuple[FontFace, ...], char: str) -> FontFace | None:
+    """Return the face the browser would pick for `char`: the first whose cmap has it."""
+    for face in faces:
+        if ord(char) in _coverage(face.family, face.weight).cmap:
+            return face
+    return None
+
+
+def _ignorable(char: str) -> bool:
+    return unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") or char in "\n\r\t"
+
+
+def resolve_fonts(style: str, language: str, text: str, face: str = "auto") -> FontChoice:
+    """Return the faces for `text`, with coverage fallbacks appended for what they lack.
+
+    A character is covered when the first face (in CSS order) whose cmap holds
+    it draws it with ink. Characters no face covers go to the role's documented
+    fallback chain; each fallback used is recorded with its characters; what
+    even the fallbacks lack is recorded as `uncovered`.
+    """
+    choice = base_faces(style, language, face, japanese=has_japanese(text))
+    chain = fallbacks_for(style, face)
+    used: dict[str, list[str]] = {}
+    fallbacks: list[FontFace] = []
+    uncovered: list[str] = []
+    for char in sorted(set(text)):
+        if _ignorable(char):
+            continue
+        stack = (*choice.faces, *fallbacks)
+        picked = _first_in_cmap(stack, char)
+        if picked is not None and face_draws(picked, char):
+            if picked in fallbacks:
+                used[picked.family].append(char)
+            continue
+        if picked is not None and picked in choice.faces:
+            # The browser would take a blank glyph from a chosen face; no fallback
+            # placed after it can win, so the character is recorded as uncovered.
+            uncovered.append(char)
+            continue
+        for candidate in chain:
+            if face_draws(candidate, char):
+                if candidate not in fallbacks:
+                    fallbacks.append(candidate)
+                used.setdefault(candidate.family, []).append(char)
+                break
+        else:
+            uncovered.append(char)
+    return replace(
+        choice,
+        fallbacks=tuple(fallbacks),
+        fallback_chars={family: "".join(chars) for family, chars in used.items()},
+        uncovered="".join(uncovered),
+    )
