@@ -79,14 +79,23 @@
     };
   }
 
+  // A web font starts loading only once layout needs it, and `fonts.ready` may
+  // resolve before that: force layout, then wait for every face still loading.
+  async function settleFonts() {
+    void document.body.offsetHeight;
+    await document.fonts.ready;
+    const loading = Array.from(document.fonts).filter((face) => face.status === "loading");
+    await Promise.all(loading.map((face) => face.loaded.catch(() => null)));
+  }
+
   window.itemshotLayout = async function (minScale, deviceScale) {
     const mathErrors = window.katex ? typesetMath() : [];
     const images = Array.from(document.images);
     await Promise.all(images.map((img) => img.decode().catch(() => null)));
     const broken = images.filter((img) => img.naturalWidth === 0).map((img) => img.getAttribute("src"));
-    await document.fonts.ready;
+    await settleFonts();
     const fitted = fit(minScale);
-    await document.fonts.ready;
+    await settleFonts();
     const regions = Array.from(document.querySelectorAll("[data-region]")).map((el) =>
       describe(el, deviceScale),
     );
