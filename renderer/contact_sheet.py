@@ -12,6 +12,8 @@ from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 
+from renderer.contact_html import contact_html
+
 THUMB = 300
 LABEL_H = 44
 
@@ -63,4 +65,5 @@ def contact_sheet(
     sheet.save(buffer, format="PNG", optimize=True)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(buffer.getvalue())
+    contact_html(out, rows, target.with_suffix(".html"))  # the same set, labelled, beside the PNG
     return target
