@@ -9,8 +9,8 @@ import numpy as np
 def value_noise(rng: np.random.Generator, width: int, height: int, cells: float) -> np.ndarray:
     """Return smooth noise in [0, 1] of shape (height, width) with about `cells` blobs across."""
     cells = max(cells, 1.0)
-    gw = max(2, int(round(cells)) + 1)
-    gh = max(2, int(round(cells * height / max(width, 1))) + 1)
+    gw = max(2, round(cells) + 1)
+    gh = max(2, round(cells * height / max(width, 1)) + 1)
     grid = rng.random((gh, gw), dtype=np.float32)
     return cv2.resize(grid, (width, height), interpolation=cv2.INTER_CUBIC)
 

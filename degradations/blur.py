@@ -14,10 +14,10 @@ from typing import Any
 
 os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
 
-import albumentations as A  # noqa: E402
-import numpy as np  # noqa: E402
+import albumentations as A
+import numpy as np
 
-from degradations.frame import Frame, Params, Transform, register  # noqa: E402
+from degradations.frame import Frame, Params, Transform, register
 
 _PROBE = np.zeros((8, 8, 3), np.uint8)
 

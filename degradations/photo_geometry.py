@@ -47,7 +47,7 @@ def _camera_quad(
     rotation = np.array([[np.cos(roll), -np.sin(roll)], [np.sin(roll), np.cos(roll)]])
     quad = quad @ rotation.T
     quad += rng.normal(0.0, spec["jitter"] * max(half_w, half_h), size=(4, 2))
-    return quad + [cx, cy]
+    return quad + np.array([cx, cy])
 
 
 def _homography(frame: Frame, quad: np.ndarray) -> list[list[float]]:

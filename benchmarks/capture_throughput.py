@@ -1,0 +1,194 @@
+"""Capture throughput per preset at 1024 px on one core, against Augraphy, plus a contact sheet.
+
+Run from the project root:
+
+    python benchmarks/capture_throughput.py [--images N] [--repeat R] [--out DIR]
+
+Augraphy is not a project dependency. To include it, either install it into
+the same environment (`pip install augraphy`) or, to keep this one clean, into
+a throwaway one (`python -m venv /tmp/aug && /tmp/aug/bin/pip install augraphy`)
+and pass `--augraphy-python /tmp/aug/bin/python`; without either the Augraphy
+rows are skipped with a message. The Augraphy pipelines are the closest
+equivalents of `phone_photo_paper` (Geometric rotation, LightingGradient,
+ShadowCast, Jpeg) and `phone_photo_screen` (Moire, Geometric, LightingGradient,
+Jpeg), run on the same images.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
+    os.environ[_name] = "1"
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from statistics import median  # noqa: E402
+
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
+from PIL import Image, ImageDraw  # noqa: E402
+
+from degradations import PRESETS, SEVERITIES, capture  # noqa: E402
+from degradations.fonts import ui_font  # noqa: E402
+from renderer.cli import main as itemshot  # noqa: E402
+from renderer.records import Layout, Region  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT / ".." / "shared" / "fixtures" / "mmmu-pro-tool"
+
+AUGRAPHY_SCRIPT = r"""
+import json, os, sys, time
+for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ[name] = "1"
+import cv2
+cv2.setNumThreads(1)
+from augraphy import AugraphyPipeline, Geometric, Jpeg, LightingGradient, Moire, ShadowCast
+paths, repeat = json.loads(sys.argv[1]), int(sys.argv[2])
+images = [cv2.imread(p) for p in paths]
+pipelines = {
+    "paper": lambda: AugraphyPipeline(ink_phase=[], paper_phase=[], post_phase=[
+        Geometric(rotate_range=(-5, 5), p=1), LightingGradient(p=1), ShadowCast(p=1),
+        Jpeg(quality_range=(78, 88), p=1)], random_seed=1),
+    "screen": lambda: AugraphyPipeline(ink_phase=[], paper_phase=[], post_phase=[
+        Moire(p=1), Geometric(rotate_range=(-5, 5), p=1), LightingGradient(p=1),
+        Jpeg(quality_range=(78, 88), p=1)], random_seed=1),
+}
+result = {}
+for name, make in pipelines.items():
+    pipeline = make()
+    pipeline(images[0])  # warm-up (numba compilation)
+    start = time.perf_counter()
+    for _ in range(repeat):
+        for image in images:
+            pipeline(image)
+    result[name] = repeat * len(images) / (time.perf_counter() - start)
+print(json.dumps(result))
+"""
+
+
+def load_inputs(count: int, work: Path) -> list[tuple[np.ndarray, list[Region], Path]]:
+    """Render fixture items at 1024 px (or, without Chromium, use the official screenshots)."""
+    out = work / "renders"
+    status = itemshot(["render", str(FIXTURE / "data.jsonl"), "--out", str(out),
+                       "--limit", str(count), "--no-progress"])  # fmt: skip
+    inputs = []
+    if status == 0:
+        for png in sorted((out / "images").glob("*.png"))[:count]:
+            layout = Layout.from_dict(json.loads(png.with_suffix(".json").read_text())["layout"])
+            image = cv2.cvtColor(cv2.imread(str(png)), cv2.COLOR_BGR2RGB)
+            inputs.append((image, list(layout.regions), png))
+        return inputs
+    print("renderer unavailable: using the official screenshots scaled to 1024 px")
+    for path in sorted((FIXTURE / "official-screenshots").glob("*.png"))[:count]:
+        image = cv2.cvtColor(cv2.imread(str(path)), cv2.COLOR_BGR2RGB)
+        scale = 1024 / max(image.shape[:2])
+        image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        scaled = work / path.name
+        cv2.imwrite(str(scaled), cv2.cvtColor(image, cv2.COLOR_RGB2BGR))
+        inputs.append((image, [], scaled))
+    return inputs
+
+
+def time_preset(inputs: list, preset: str, severity: str, repeat: int) -> float:
+    """Return images per second of `capture` (decoded input, encoded output)."""
+    rounds = []
+    for round_index in range(repeat):
+        start = time.perf_counter()
+        for index, (image, regions, _) in enumerate(inputs):
+            capture(image, regions, preset, severity, seed=round_index * 1000 + index)
+        rounds.append((time.perf_counter() - start) / len(inputs))
+    return 1.0 / median(rounds)
+
+
+def augraphy_rates(paths: list[Path], repeat: int, python: str | None) -> dict[str, float] | None:
+    """Return Augraphy images/s per pipeline, or None (with a message) when it is absent."""
+    interpreter = python or sys.executable
+    check = subprocess.run([interpreter, "-c", "import augraphy"], capture_output=True, check=False)
+    if check.returncode != 0:
+        print("Augraphy not installed: skipped (pip install augraphy, or --augraphy-python PATH)")
+        return None
+    args = [interpreter, "-c", AUGRAPHY_SCRIPT, json.dumps([str(p) for p in paths]), str(repeat)]
+    done = subprocess.run(args, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        print("Augraphy run failed:", done.stderr.strip().splitlines()[-1:])
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def contact_sheet(inputs: list, path: Path, cell: int = 420) -> None:
+    """Write a grid: one row per preset, one column per severity, plus the clean render."""
+    image, regions, _ = inputs[0]
+    label_h = 26
+    sheet = Image.new(
+        "RGB", ((len(SEVERITIES) + 1) * cell, len(PRESETS) * (cell + label_h)), "white"
+    )
+    draw = ImageDraw.Draw(sheet)
+    font = ui_font(16)
+
+    def put(array: np.ndarray, col: int, row: int, label: str) -> None:
+        tile = Image.fromarray(array)
+        tile.thumbnail((cell - 8, cell - 8))
+        x, y = col * cell + (cell - tile.width) // 2, row * (cell + label_h) + label_h
+        sheet.paste(tile, (x, y))
+        draw.text((col * cell + 6, row * (cell + label_h) + 4), label, fill="black", font=font)
+
+    for row, preset in enumerate(PRESETS):
+        put(image, 0, row, "clean render")
+        for col, severity in enumerate(SEVERITIES, start=1):
+            captured = capture(image, regions, preset, severity, seed=row * 10 + col)
+            put(captured.array(), col, row, f"{preset} / {severity} ({captured.format})")
+    sheet.save(path)
+
+
+def main() -> int:
+    """Run the benchmark and print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--images", type=int, default=8, help="fixture items to use")
+    parser.add_argument("--repeat", type=int, default=3, help="timed rounds (median reported)")
+    parser.add_argument("--out", type=Path, default=None, help="folder for the contact sheet")
+    parser.add_argument("--augraphy-python", default=None, help="interpreter that has augraphy")
+    args = parser.parse_args()
+    cv2.setNumThreads(1)
+    work = Path(tempfile.mkdtemp(prefix="capture-bench-"))
+    inputs = load_inputs(args.images, work)
+    size = inputs[0][0].shape
+    print(
+        f"{len(inputs)} images of {size[1]}x{size[0]} px, one core, median of {args.repeat} rounds"
+    )
+    for image, regions, _ in inputs[:1]:  # warm caches (fonts, albumentations)
+        for preset in PRESETS:
+            capture(image, regions, preset, "light", seed=0)
+    print(f"{'preset':22s}" + "".join(f"{s + ' img/s':>16s}" for s in SEVERITIES))
+    rates: dict[tuple[str, str], float] = {}
+    for preset in PRESETS:
+        for severity in SEVERITIES:
+            rates[(preset, severity)] = time_preset(inputs, preset, severity, args.repeat)
+        print(f"{preset:22s}" + "".join(f"{rates[(preset, s)]:16.1f}" for s in SEVERITIES))
+    ours = rates[("phone_photo_paper", "medium")]
+    print(f"phone_photo_paper medium: {ours:.1f} images/s (target >= 20)")
+    aug = augraphy_rates([p for _, _, p in inputs], args.repeat, args.augraphy_python)
+    if aug:
+        paper, screen = aug["paper"], aug["screen"]
+        theirs = rates[("phone_photo_screen", "medium")]
+        print(
+            f"Augraphy paper-photo pipeline:  {paper:.2f} images/s -> ours is {ours / paper:.1f}x"
+        )
+        print(
+            f"Augraphy screen-photo pipeline: {screen:.2f} images/s -> ours is {theirs / screen:.1f}x"
+        )
+    out = args.out or work
+    out.mkdir(parents=True, exist_ok=True)
+    sheet = out / "capture_contact_sheet.png"
+    contact_sheet(inputs, sheet)
+    print(f"contact sheet: {sheet}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

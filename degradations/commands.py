@@ -1,0 +1,75 @@
+"""`itemshot capture`: apply a capture preset to one clean render and its layout sidecar."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from degradations.capture import Captured, capture_layout
+from degradations.presets import PRESETS, SEVERITIES
+from renderer.records import Layout
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def write_captured(captured: Captured, layout: Layout, image_path: Path) -> Path:
+    """Write the captured image and a `<stem>.json` sidecar (layout + capture params); return it."""
+    sidecar = image_path.with_suffix(".json")
+    record = {"layout": layout.as_dict(), "capture": captured.params}
+    _atomic_write(image_path, captured.image)
+    _atomic_write(sidecar, json.dumps(record, indent=1).encode("utf-8"))
+    return sidecar
+
+
+def register(subparsers: Any) -> None:
+    """Add the `capture` subcommand."""
+    parser = subparsers.add_parser(
+        "capture",
+        help="simulate a screenshot, phone photo or scan of one clean render",
+        description="Apply a capture preset to a clean render. The layout sidecar's regions are "
+        "mapped into the captured image and written, with every sampled parameter, to "
+        "OUT's .json sidecar.",
+    )
+    parser.add_argument("image", type=Path, help="clean render (PNG)")
+    parser.add_argument("--layout", type=Path, required=True,
+                        help="sidecar JSON holding {'layout': …} (as the renderer writes)")  # fmt: skip
+    parser.add_argument("--preset", choices=PRESETS, required=True)
+    parser.add_argument("--severity", choices=SEVERITIES, default="medium")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, required=True, help="captured image path")
+    parser.set_defaults(handler=cmd_capture)
+
+
+def cmd_capture(args: argparse.Namespace) -> int:
+    """Run `itemshot capture`."""
+    try:
+        record = json.loads(args.layout.read_text(encoding="utf-8"))
+        layout = Layout.from_dict(record.get("layout", record))
+        data = args.image.read_bytes()
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        print(f"itemshot capture: cannot read input: {error}")
+        return 2
+    captured, moved = capture_layout(data, layout, args.preset, args.severity, args.seed)
+    out = args.out
+    if out.suffix.lower() not in (".jpg", ".jpeg", ".png") or (
+        (out.suffix.lower() == ".png") != (captured.format == "png")
+    ):
+        out = out.with_suffix(captured.suffix)
+        print(f"note: the preset encoded {captured.format}; writing {out}")
+    sidecar = write_captured(captured, moved, out)
+    print(f"{out} ({captured.width}x{captured.height} {captured.format}); record: {sidecar}")
+    return 0
