@@ -25,7 +25,6 @@ from scipy.stats import chi2_contingency
 
 from factorial.conditions import Cell
 from factorial.option_sets import option_set
-from renderer.seeds import canonical_json
 
 ALPHA = 0.05
 
@@ -72,7 +71,9 @@ class BalanceReport:
 
 
 def _label(value: Any) -> str:
-    return value if isinstance(value, str) else canonical_json(value)
+    if isinstance(value, dict):
+        return ",".join(f"{k}={v}" for k, v in value.items())
+    return value if isinstance(value, str) else str(value)
 
 
 def _p_value(pairs: Sequence[tuple[str, str]]) -> float | None:
@@ -161,28 +162,26 @@ def _latin_report(
 ) -> BalanceReport:
     notes: list[str] = []
     varies_options = len(dict(factors).get("n_options", ())) > 1
-    groups = sorted({cell.group for cell in cells if cell.group is not None})
-    results: list[FactorBalance] = []
-    for group in groups:
-        records = [
-            (_label(c.condition), c.item.subject, letter)
-            for c, letter in zip(cells, letters, strict=True)
-            if c.group == group
-        ]
-        levels = sorted({r[0] for r in records} | {_label(c.condition) for c in cells})
-        results.append(_factor_balance(f"group {group}", levels, records, not varies_options))
+    labels = [_label(cell.condition) for cell in cells]
+    conditions = sorted(set(labels))
+    by_group: dict[int, list[tuple[str, str, str]]] = defaultdict(list)
     seen: dict[str, Counter[str]] = defaultdict(Counter)
-    for cell in cells:
-        seen[cell.item.id][_label(cell.condition)] += 1
-    conditions = {_label(c.condition) for c in cells}
-    complete = all(set(c) == conditions and max(c.values()) == 1 for c in seen.values())
-    if len(groups) == len(conditions):
+    for cell, label, letter in zip(cells, labels, letters, strict=True):
+        if cell.group is not None:
+            by_group[cell.group].append((label, cell.item.subject, letter))
+        seen[cell.item.id][label] += 1
+    results = [
+        _factor_balance(f"group {group}", conditions, records, not varies_options)
+        for group, records in sorted(by_group.items())
+    ]
+    complete = all(len(c) == len(conditions) and max(c.values()) == 1 for c in seen.values())
+    if len(by_group) == len(conditions):
         notes.append(
             f"{'every' if complete else 'NOT every'} item sees every condition exactly once"
         )
     else:
         complete = True
-        notes.append(f"{len(groups)} of {len(conditions)} groups generated")
+        notes.append(f"{len(by_group)} of {len(conditions)} groups generated")
     if varies_options:
         notes.append("conditions include n_options: not tested against the answer letter")
     passed = complete and all(r.passed for r in results)
