@@ -28,7 +28,9 @@ from renderer.page import PageDocument  # noqa: E402
 from renderer.pipeline import RunSettings, run_jobs  # noqa: E402
 from renderer.presentation import SCENES, PresentationSpec  # noqa: E402
 
-FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "mmmu-pro-tool" / "data.jsonl"
+FIXTURE = (
+    Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "mmmu-pro-tool" / "data.jsonl"
+)
 TRIVIAL = (
     "<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>"
     "<main id='content'><div data-region='question'><span class='t'>floor</span></div></main>"
@@ -88,7 +90,9 @@ def main() -> None:
     floor = floor_rate(args.workers, args.pages, count=images)
     print(f"workers: {args.workers} browsers × {args.pages} pages, resolution 1024 px")
     print(f"floor (trivial page, same pool): {floor:6.2f} images/s")
-    print(f"fixture, all scenes ({images} images): {rate:6.2f} images/s  peak RSS {peak / 2**20:.0f} MiB")
+    print(
+        f"fixture, all scenes ({images} images): {rate:6.2f} images/s  peak RSS {peak / 2**20:.0f} MiB"
+    )
     print(f"ratio to floor: {rate / floor:.2f}  (target ≥ 0.70)")
     print("per scene:")
     rates = {}

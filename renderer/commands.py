@@ -23,11 +23,13 @@ from renderer.output import read_jsonl
 from renderer.pipeline import MANIFEST, RunSettings, RunSummary, run_jobs
 from renderer.presentation import (
     ASPECTS,
+    CAPTURES,
     COLORS,
     FONT_STYLES,
     MARGINS,
     RANDOM,
     SCENES,
+    SEVERITIES,
     PresentationError,
     PresentationSpec,
 )
@@ -45,6 +47,8 @@ PRESENTATION_FLAGS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "color": ("background colour", tuple(COLORS)),
     "aspect": ("aspect ratio", ASPECTS),
     "resolution": ("long side in px", None),
+    "capture": ("capture simulation", CAPTURES),
+    "severity": ("capture severity", SEVERITIES),
 }
 
 

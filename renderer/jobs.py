@@ -52,6 +52,11 @@ class Job:
         return f"images/{self.stem}.png"
 
     @property
+    def clean_path(self) -> str:
+        """Return the path of the clean render kept beside a captured image."""
+        return f"images/{self.stem}.clean.png"
+
+    @property
     def sidecar_path(self) -> str:
         """Return the sidecar (layout record) path relative to the output folder."""
         return f"images/{self.stem}.json"

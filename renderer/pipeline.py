@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from degradations import capture_layout
 from renderer.chromium import ChromiumPool, RenderFailure
 from renderer.jobs import RENDERER_VERSION, Job, PlanFailure
 from renderer.output import atomic_write, atomic_write_json, remove_stale_temps, write_jsonl
 from renderer.page import build_page
+from renderer.seeds import derive_seed
 
 MANIFEST = "manifest.jsonl"
 SUMMARY = "summary.json"
@@ -104,16 +106,18 @@ def failure_row(failure: PlanFailure) -> dict[str, Any]:
 
 def _finished_row(out: Path, job: Job) -> dict[str, Any] | None:
     """Return the stored row of a job already done by an earlier run, if it is complete."""
-    sidecar, image = out / job.sidecar_path, out / job.image_path
-    if not (sidecar.is_file() and image.is_file()):
+    sidecar = out / job.sidecar_path
+    if not sidecar.is_file():
         return None
     try:
         record = json.loads(sidecar.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         return None
-    if record.get("job_key") != job.key:
+    row = record.get("manifest") or {}
+    images = [row.get("image"), row.get("clean_image")]
+    if record.get("job_key") != job.key or not all((out / p).is_file() for p in images if p):
         return None
-    return record["manifest"]
+    return row
 
 
 async def _render_job(pool: ChromiumPool, out: Path, job: Job) -> dict[str, Any]:
@@ -133,20 +137,37 @@ async def _render_job(pool: ChromiumPool, out: Path, job: Job) -> dict[str, Any]
             },
         )
         return row
+    layout, image, image_path = result.layout, result.png, job.image_path
+    capture_params: dict[str, Any] | None = None
+    if job.presentation.capture != "none":
+        # Capture is numpy/OpenCV work: run it off the event loop so the
+        # browsers keep rendering meanwhile.
+        captured, layout = await asyncio.to_thread(
+            capture_layout,
+            result.png,
+            result.layout,
+            job.presentation.capture,
+            job.presentation.severity,
+            derive_seed(job.seed, "capture"),
+        )
+        image, capture_params = captured.image, captured.params
+        image_path = job.image_path.removesuffix(".png") + captured.suffix
+        row["clean_image"] = job.clean_path
     row.update(
         status="ok",
-        image=job.image_path,
+        image=image_path,
         layout=job.sidecar_path,
-        width=result.layout.width,
-        height=result.layout.height,
-        font_scale=result.layout.font_scale,
-        fonts_requested=list(result.layout.fonts_requested),
+        width=layout.width,
+        height=layout.height,
+        font_scale=layout.font_scale,
+        fonts_requested=list(layout.fonts_requested),
         placeholders=list(document.placeholders),
     )
     sidecar = {
         "job_key": job.key,
         "manifest": row,
-        "layout": result.layout.as_dict(),
+        "layout": layout.as_dict(),
+        "capture": capture_params,
         "render": {
             "backend": "chromium",
             "browser": result.browser_version,
@@ -156,8 +177,10 @@ async def _render_job(pool: ChromiumPool, out: Path, job: Job) -> dict[str, Any]
             "device_scale": document.device_scale,
         },
     }
-    # PNG first, sidecar last: the sidecar's presence marks the job complete.
-    atomic_write(out / job.image_path, result.png)
+    # Images first, sidecar last: the sidecar's presence marks the job complete.
+    if capture_params is not None:
+        atomic_write(out / job.clean_path, result.png)
+    atomic_write(out / image_path, image)
     atomic_write_json(out / job.sidecar_path, sidecar)
     return row
 

@@ -30,7 +30,15 @@ SAMPLED_SCENES = SCENES[:9]
 FONT_STYLES = ("regular", "bold", "thin", "handwritten", "comic", "serif", "mono")
 MARGINS = ("small", "large")
 ASPECTS = ("9:16", "16:9", "3:4", "1:1")
-CAPTURES = ("none",)
+# Capture presets of `degradations` ("none" keeps the clean render).
+CAPTURES = (
+    "none",
+    "pc_screenshot",
+    "phone_screenshot",
+    "phone_photo_paper",
+    "phone_photo_screen",
+    "scan",
+)
 SEVERITIES = ("light", "medium", "strong")
 
 # Named background colours (JMMMU-Pro's six) and their CSS values.
@@ -200,6 +208,7 @@ _CHOICES: dict[str, tuple[Any, ...]] = {
     "margin": MARGINS,
     "aspect": ASPECTS,
     "resolution": (1024,),
+    "capture": CAPTURES,
     "severity": SEVERITIES,
 }
 

@@ -94,7 +94,12 @@ def test_generic_csv_with_option_columns_and_index_answers(tmp_path: Path) -> No
 
 def test_generic_jsonl_answer_as_text_and_language_detection(tmp_path: Path) -> None:
     path = tmp_path / "items.jsonl"
-    row = {"id": "j1", "question": "日本の首都はどこか。", "options": ["大阪", "東京"], "answer": "東京"}
+    row = {
+        "id": "j1",
+        "question": "日本の首都はどこか。",
+        "options": ["大阪", "東京"],
+        "answer": "東京",
+    }
     path.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
     (item,) = load_dataset(path, format="generic").items
     assert isinstance(item, Item) and item.answer == 1 and item.language == "ja"

@@ -98,4 +98,3 @@ def test_japanese_text_uses_a_japanese_font(tmp_path: Path) -> None:
         question = next(r for r in layout["regions"] if r["name"] == "question")
         assert set(question["fonts"]) <= {"Noto Sans CJK JP", "Klee One"}, question["fonts"]
         assert question["fonts"]
-

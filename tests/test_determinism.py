@@ -23,7 +23,9 @@ def files(out: Path) -> dict[str, bytes]:
 
 
 def render(out: Path, workers: int) -> int:
-    return run_cli("render", SAMPLE_DATA, "--out", out, *ARGS, "--workers", workers, "--no-progress")
+    return run_cli(
+        "render", SAMPLE_DATA, "--out", out, *ARGS, "--workers", workers, "--no-progress"
+    )
 
 
 def test_two_runs_and_worker_counts_give_identical_bytes(tmp_path: Path) -> None:

@@ -17,7 +17,9 @@ def test_missing_figures_fail_each_item_with_a_clear_reason(mix_data: Path, tmp_
     # Every mix row names image_1, whose file the fixture does not ship.
     assert len(missing) >= 195
     for row in missing:
-        assert "not found" in row["error"]["message"] or "references <image" in row["error"]["message"]
+        assert (
+            "not found" in row["error"]["message"] or "references <image" in row["error"]["message"]
+        )
     others = [r for r in rows if r not in missing]
     assert all(r["error"]["field"] in ("options", "options_4") for r in others)
     assert not list(tmp_path.rglob("*.png"))

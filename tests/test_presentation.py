@@ -23,7 +23,13 @@ def test_defaults_are_valid_and_sized() -> None:
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("scene", "moon"), ("font_size", 3), ("aspect", "5:1"), ("margin", "huge"), ("resolution", 99)],
+    [
+        ("scene", "moon"),
+        ("font_size", 3),
+        ("aspect", "5:1"),
+        ("margin", "huge"),
+        ("resolution", 99),
+    ],
 )
 def test_invalid_values_name_the_field(field: str, value: object) -> None:
     with pytest.raises(PresentationError) as error:
