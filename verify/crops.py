@@ -1,0 +1,135 @@
+"""Region crops: rectify a quad to an upright rectangle and prepare it for OCR."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+Quad = tuple[tuple[float, float], tuple[float, float], tuple[float, float], tuple[float, float]]
+
+
+def is_axis_aligned(quad: Quad, tolerance: float = 0.5) -> bool:
+    """Return whether the quad is an upright rectangle (within `tolerance` px)."""
+    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = quad
+    return (
+        abs(y0 - y1) <= tolerance
+        and abs(y2 - y3) <= tolerance
+        and abs(x0 - x3) <= tolerance
+        and abs(x1 - x2) <= tolerance
+    )
+
+
+def quad_size(quad: Quad) -> tuple[int, int]:
+    """Return the (width, height) of the rectangle a quad rectifies to."""
+    p = np.asarray(quad, dtype=np.float64)
+    width = max(np.linalg.norm(p[1] - p[0]), np.linalg.norm(p[2] - p[3]))
+    height = max(np.linalg.norm(p[3] - p[0]), np.linalg.norm(p[2] - p[1]))
+    return max(1, round(width)), max(1, round(height))
+
+
+def rectify(image: np.ndarray, quad: Quad, pad: int = 0) -> np.ndarray:
+    """Return the quad's content as an upright rectangle, grown by `pad` px on each side.
+
+    Axis-aligned quads are sliced directly (no resampling); others are
+    perspective-warped from the four corners.
+    """
+    height, width = image.shape[:2]
+    if is_axis_aligned(quad):
+        x0 = max(0, int(np.floor(quad[0][0])) - pad)
+        y0 = max(0, int(np.floor(quad[0][1])) - pad)
+        x1 = min(width, int(np.ceil(quad[2][0])) + pad)
+        y1 = min(height, int(np.ceil(quad[2][1])) + pad)
+        return image[y0:y1, x0:x1].copy()
+    out_w, out_h = quad_size(quad)
+    src = np.asarray(quad, dtype=np.float32)
+    dst = np.asarray(
+        [[pad, pad], [pad + out_w, pad], [pad + out_w, pad + out_h], [pad, pad + out_h]],
+        dtype=np.float32,
+    )
+    matrix = cv2.getPerspectiveTransform(src, dst)
+    return cv2.warpPerspective(
+        image,
+        matrix,
+        (out_w + 2 * pad, out_h + 2 * pad),
+        flags=cv2.INTER_CUBIC,
+        borderMode=cv2.BORDER_REPLICATE,
+    )
+
+
+def gray(image: np.ndarray) -> np.ndarray:
+    """Return a single-channel copy of an RGB(A) or grey image."""
+    if image.ndim == 2:
+        return image
+    if image.shape[2] == 4:
+        image = image[:, :, :3]
+    return cv2.cvtColor(image, cv2.COLOR_RGB2GRAY)
+
+
+def _ink_mask(grey: np.ndarray) -> np.ndarray:
+    """Return a boolean mask of ink (dark on light) pixels by Otsu's threshold."""
+    _, binary = cv2.threshold(grey, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
+    return binary > 0
+
+
+def clean_text_crop(grey: np.ndarray, margin: int = 6) -> np.ndarray:
+    """Return a dark-on-light grey crop without box borders, trimmed to its ink plus a margin.
+
+    Components touching the crop's edge (the frame of an option box, a rule)
+    are painted over with the background; what is left is trimmed to its
+    bounding box, which also shrinks what tesseract has to look at.
+    """
+    if grey.size == 0:
+        return grey
+    if float(np.median(grey)) < 128:
+        grey = 255 - grey
+    ink = _ink_mask(grey)
+    if float(np.ptp(grey)) < 40 or not ink.any():
+        return np.full((8, 8), 255, dtype=np.uint8)
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(ink.astype(np.uint8), 8)
+    h, w = grey.shape
+    out = grey.copy()
+    background = int(np.median(grey[~ink])) if (~ink).any() else 255
+    for label in range(1, count):
+        x, y, cw, ch, _area = stats[label]
+        if x == 0 or y == 0 or x + cw >= w or y + ch >= h:
+            out[labels == label] = background
+            ink[labels == label] = False
+    if not ink.any():
+        return np.full((8, 8), 255, dtype=np.uint8)
+    ys, xs = np.nonzero(ink)
+    y0, y1 = max(0, ys.min() - margin), min(h, ys.max() + 1 + margin)
+    x0, x1 = max(0, xs.min() - margin), min(w, xs.max() + 1 + margin)
+    return out[y0:y1, x0:x1]
+
+
+def scaled(grey: np.ndarray, scale: float) -> np.ndarray:
+    """Return the grey crop resized by `scale` (unchanged when close to 1)."""
+    if abs(scale - 1.0) <= 0.05 or grey.size == 0:
+        return grey
+    interpolation = cv2.INTER_CUBIC if scale > 1 else cv2.INTER_AREA
+    return cv2.resize(grey, None, fx=scale, fy=scale, interpolation=interpolation)
+
+
+def paint_quads(image: np.ndarray, quads: list[Quad]) -> np.ndarray:
+    """Return a copy of the image with each quad filled by the colour just around it."""
+    out = image.copy()
+    for quad in quads:
+        points = np.asarray(quad, dtype=np.int32)
+        x0, y0 = points.min(axis=0) - 3
+        x1, y1 = points.max(axis=0) + 3
+        x0, y0 = max(0, x0), max(0, y0)
+        ring = np.concatenate(
+            [
+                out[y0 : y0 + 2, x0:x1].reshape(-1, out.shape[2] if out.ndim == 3 else 1),
+                out[max(y0, y1 - 2) : y1, x0:x1].reshape(-1, out.shape[2] if out.ndim == 3 else 1),
+            ]
+        )
+        colour = np.median(ring, axis=0) if ring.size else 255
+        cv2.fillConvexPoly(out, points, tuple(int(c) for c in np.atleast_1d(colour)))
+    return out
+
+
+def otsu(grey: np.ndarray) -> np.ndarray:
+    """Return the grey crop binarised with Otsu's threshold (black text on white)."""
+    _, binary = cv2.threshold(grey, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
+    return binary

@@ -1,0 +1,67 @@
+"""What an image must show for an item: the source text of the stem and of each option."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from renderer.items import LETTERS, Item
+from renderer.markup import FigureRef, Math, Text, is_only_figures, parse_inline
+
+# How the renderer writes an `<image N>` reference, by item language.
+FIGURE_WORDS = {"en": "Figure {n}", "ja": "図{n}"}
+
+
+def figure_word(language: str) -> str:
+    """Return the renderer's figure-reference pattern for a language (from its page words)."""
+    try:
+        from renderer.page import words_for
+    except ImportError:
+        return FIGURE_WORDS.get(language.split("-")[0], FIGURE_WORDS["en"])
+    return words_for(language)["figure"]
+
+
+@dataclass(frozen=True)
+class Field:
+    """One part of the item as it should read: `text` without math, figure tags as words."""
+
+    name: str
+    text: str
+    math: tuple[str, ...]
+    figures: tuple[int, ...]
+    letter: str = ""
+
+
+def _flatten(source: str, figure_word: str, *, drop_figure_refs: bool) -> Field:
+    segments = parse_inline(source)
+    only_figures = is_only_figures(segments)
+    parts: list[str] = []
+    math: list[str] = []
+    figures: list[int] = []
+    for segment in segments:
+        if isinstance(segment, Text):
+            parts.append(segment.text)
+        elif isinstance(segment, Math):
+            math.append(segment.latex)
+            parts.append(" ")
+        elif isinstance(segment, FigureRef):
+            figures.append(segment.number)
+            if not (only_figures or drop_figure_refs):
+                parts.append(figure_word.format(n=segment.number))
+    return Field(name="", text="".join(parts), math=tuple(math), figures=tuple(figures))
+
+
+def stem(item: Item, *, drop_figure_refs: bool = False) -> Field:
+    """Return the stem as it should read; `<image N>` becomes the item language's "Figure N"."""
+    field = _flatten(item.question, figure_word(item.language), drop_figure_refs=drop_figure_refs)
+    return Field("question", field.text, field.math, field.figures)
+
+
+def options(item: Item, *, drop_figure_refs: bool = False) -> list[Field]:
+    """Return each option as it should read, with its letter; image-only options have no text."""
+    word = figure_word(item.language)
+    found: list[Field] = []
+    for index, option in enumerate(item.options):
+        letter = LETTERS[index]
+        field = _flatten(option, word, drop_figure_refs=drop_figure_refs)
+        found.append(Field(f"option:{letter}", field.text, field.math, field.figures, letter))
+    return found

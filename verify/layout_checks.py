@@ -1,0 +1,111 @@
+"""Checks from the render record: overflow, clipping, fonts, glyphs, math, contrast, x-height."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from renderer.items import Item
+from renderer.records import Layout, Region, quad_bounds
+from verify import expected as source
+from verify.contrast import css_contrast, pixel_contrast
+from verify.crops import paint_quads, quad_size, rectify
+from verify.fonts import DEFAULT_X_HEIGHT, font_facts, uncovered
+from verify.thresholds import Thresholds
+from verify.verdicts import Reason
+
+CLIP_TOLERANCE = 1.0  # px
+MATH_FONT_PREFIX = "katex_"
+
+
+def final_font_px(region: Region, layout: Layout, render: Mapping[str, Any] | None) -> float:
+    """Return the region's font size in final-image pixels.
+
+    `font_px` is in CSS px; the quad (final px) against the box (clean render
+    px) gives any resize or warp after rendering, and the layout width against
+    the CSS width gives the device scale.
+    """
+    css_width = float(render["css_size"][0]) if render and render.get("css_size") else layout.width
+    box_h = max(1e-6, region.box[3] - region.box[1])
+    _w, quad_h = quad_size(region.quad)
+    return region.font_px * (quad_h / box_h) * (layout.width / max(1.0, css_width))
+
+
+def _text_regions(layout: Layout) -> list[Region]:
+    return [r for r in layout.regions if r.kind in ("question", "option") and r.text.strip()]
+
+
+def _primary_font(region: Region) -> str | None:
+    if not region.fonts:
+        return None
+    return max(region.fonts.items(), key=lambda kv: kv[1])[0]
+
+
+def layout_reasons(
+    image: np.ndarray,
+    item: Item,
+    layout: Layout,
+    thresholds: Thresholds,
+    render: Mapping[str, Any] | None = None,
+) -> list[Reason]:
+    """Return every failed layout check of an image with a layout record."""
+    reasons: list[Reason] = []
+    height, width = image.shape[:2]
+    requested = {f.lower() for f in layout.fonts_requested}
+    for region in layout.regions:
+        if region.overflow:
+            reasons.append(Reason("overflow", region.name, "content overflows its box"))
+        x0, y0, x1, y1 = quad_bounds(region.quad)
+        if (
+            x0 < -CLIP_TOLERANCE
+            or y0 < -CLIP_TOLERANCE
+            or x1 > width + CLIP_TOLERANCE
+            or y1 > height + CLIP_TOLERANCE
+        ):
+            reasons.append(
+                Reason("clipped", region.name, f"quad {x0:.0f},{y0:.0f},{x1:.0f},{y1:.0f}")
+            )
+    for message in layout.math_errors:
+        reasons.append(Reason("math_error", "", message[:120]))
+    reasons.extend(_math_presence(item, layout))
+    painted = paint_quads(image, [r.quad for r in layout.regions if r.kind == "figure"])
+    for region in _text_regions(layout):
+        used = [f for f in region.fonts if not f.lower().startswith(MATH_FONT_PREFIX)]
+        fallback = [f for f in used if requested and f.lower() not in requested]
+        if fallback:
+            reasons.append(Reason("font_fallback", region.name, ", ".join(fallback)))
+        missing = uncovered(region.text, list(region.fonts))
+        if missing:
+            reasons.append(Reason("missing_glyph", region.name, "".join(missing[:20])))
+        contrast = css_contrast(region.color, region.background)
+        if contrast is None:
+            contrast = pixel_contrast(rectify(painted, region.quad, 0))
+        if contrast is not None and contrast < thresholds.contrast:
+            reasons.append(Reason("low_contrast", region.name, f"ratio {contrast:.2f}"))
+        primary = _primary_font(region)
+        facts = font_facts(primary) if primary else None
+        x_height = final_font_px(region, layout, render) * (
+            facts.x_height if facts else DEFAULT_X_HEIGHT
+        )
+        if region.font_px > 0 and x_height < thresholds.x_height_px:
+            reasons.append(Reason("small_text", region.name, f"x-height {x_height:.1f} px"))
+    return reasons
+
+
+def _math_presence(item: Item, layout: Layout) -> list[Reason]:
+    """Return a reason for each field whose formulas are not all in its regions."""
+    reasons: list[Reason] = []
+    stem = source.stem(item)
+    drawn = sum(len(r.math) for r in layout.regions if r.kind == "question")
+    if len(stem.math) > drawn:
+        reasons.append(
+            Reason("math_error", "question", f"{len(stem.math)} formulas, {drawn} drawn")
+        )
+    regions = {r.name: r for r in layout.regions}
+    for field in source.options(item):
+        region = regions.get(field.name)
+        if field.math and region is not None and len(region.math) < len(field.math):
+            reasons.append(Reason("math_error", field.name, "formula not drawn"))
+    return reasons

@@ -1,0 +1,76 @@
+"""Scores and reasons for one field (stem or option) from its OCR text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from verify.expected import Field
+from verify.labels import same_letter, split_label
+from verify.text import ocr_accuracy, word_recall
+from verify.thresholds import Thresholds
+from verify.tokens import is_short, missing_numbers, missing_units, short_option_found
+from verify.verdicts import Reason, RegionScore
+
+
+@dataclass(frozen=True)
+class FieldResult:
+    """The score of one field, its failed checks and its record for the report."""
+
+    score: float
+    reasons: tuple[Reason, ...]
+    region: RegionScore
+
+
+def _text_checks(
+    field: Field, observed: str, minimum: float, thresholds: Thresholds
+) -> tuple[float, list[Reason], dict[str, object]]:
+    reasons: list[Reason] = []
+    measures: dict[str, object] = {}
+    if field.math:
+        score = word_recall(field.text, observed)
+        measures["rule"] = "math: word recall of the plain text"
+        if score < thresholds.math_recall:
+            reasons.append(Reason("text_mismatch", field.name, f"word recall {score:.2f}"))
+    else:
+        score = ocr_accuracy(field.text, observed)
+        measures["rule"] = "ocr accuracy"
+        if score < minimum:
+            reasons.append(Reason("text_mismatch", field.name, f"accuracy {score:.2f}"))
+    missing = missing_numbers(field.text, observed)
+    if missing:
+        measures["missing_numbers"] = missing
+        reasons.append(Reason("number_missing", field.name, ", ".join(missing)))
+    units = missing_units(field.text, observed) if not missing else []
+    if units:
+        measures["missing_units"] = units
+        reasons.append(Reason("unit_missing", field.name, ", ".join(units)))
+    return score, reasons, measures
+
+
+def score_stem(field: Field, observed: str, thresholds: Thresholds) -> FieldResult:
+    """Score the stem's OCR text against its source."""
+    score, reasons, measures = _text_checks(field, observed, thresholds.text_accuracy, thresholds)
+    region = RegionScore(field.name, "question", score, field.text, observed, measures)
+    return FieldResult(score, tuple(reasons), region)
+
+
+def score_option(field: Field, observed: str, thresholds: Thresholds) -> FieldResult:
+    """Score one option's OCR text: its letter label, its text and its critical tokens."""
+    letter, rest = split_label(observed)
+    reasons: list[Reason] = []
+    measures: dict[str, object] = {"letter_read": letter}
+    if not same_letter(letter, field.letter):
+        reasons.append(Reason("letter_mismatch", field.name, f"label read as {letter!r}"))
+    if field.text.strip():
+        score, text_reasons, text_measures = _text_checks(
+            field, rest, thresholds.option_accuracy, thresholds
+        )
+        reasons.extend(text_reasons)
+        measures.update(text_measures)
+        if is_short(field.text) and not field.math and not short_option_found(field.text, rest):
+            reasons.append(Reason("short_option_missing", field.name, field.text.strip()))
+    else:
+        score = 1.0
+        measures["rule"] = "image-only option: label only"
+    region = RegionScore(field.name, "option", score, field.text, observed, measures)
+    return FieldResult(score, tuple(reasons), region)

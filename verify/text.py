@@ -1,0 +1,117 @@
+"""Text normalisation and the OCR accuracy score.
+
+Normalisation, applied to both the source text and the OCR text before any
+comparison:
+
+1. Unicode NFKC (full-width letters and digits become ASCII, ligatures split).
+2. Quotes unified to `'` / `"`, dashes and minus signs to `-`, ellipsis to `...`.
+3. Whitespace folded: every run of whitespace becomes one space, ends trimmed.
+4. Fill-in blanks (runs of two or more `_`) removed: they are drawn as a rule
+   that OCR does not read as characters.
+5. CJK spacing removed: a space next to a CJK character (kana, kanji, CJK
+   punctuation, full-width forms) is dropped, since tesseract puts spaces
+   between Japanese characters that the source does not have.
+
+OCR accuracy = 1 - Levenshtein(a, b) / max(len(a), len(b)), the formula used by
+MMMU-Pro and JMMMU-Pro; two empty strings score 1. Verdicts use `ocr_accuracy`,
+the same formula on the normalised texts with spaces removed and case folded.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from rapidfuzz.distance import Levenshtein
+
+_QUOTES = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "`": "'",
+        "\u00b4": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u201f": '"',
+        "\u2033": '"',
+        "\u00ab": '"',
+        "\u00bb": '"',
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2015": "-",
+        "\u2212": "-",
+        "\u30fc": "\u30fc",
+        "\u2026": "...",
+    }
+)
+
+_CJK = (
+    "\u3000-\u303f"  # CJK symbols and punctuation
+    "\u3040-\u30ff"  # hiragana, katakana
+    "\u31f0-\u31ff"
+    "\u3400-\u4dbf"
+    "\u4e00-\u9fff"
+    "\uf900-\ufaff"
+    "\uff01-\uff60"  # full-width forms (before NFKC they would be folded anyway)
+    "\uff61-\uff9f"
+)
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+_SPACE_BEFORE_CJK = re.compile(f" (?=[{_CJK}])")
+_SPACE_AFTER_CJK = re.compile(f"(?<=[{_CJK}]) ")
+_WHITESPACE = re.compile(r"\s+")
+_BLANK = re.compile(r"_{2,}")
+
+
+def normalise(text: str) -> str:
+    """Return `text` normalised for comparison (NFKC, quotes/dashes, whitespace, CJK spacing)."""
+    text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    text = _BLANK.sub(" ", text)
+    text = _WHITESPACE.sub(" ", text).strip()
+    text = _SPACE_BEFORE_CJK.sub("", text)
+    return _SPACE_AFTER_CJK.sub("", text)
+
+
+def has_cjk(text: str) -> bool:
+    """Return whether `text` holds any CJK character."""
+    return bool(_CJK_CHAR.search(text))
+
+
+def accuracy(expected: str, observed: str) -> float:
+    """Return 1 - Levenshtein / max(len) of the two texts after normalisation."""
+    a, b = normalise(expected), normalise(observed)
+    if not a and not b:
+        return 1.0
+    return 1.0 - Levenshtein.distance(a, b) / max(len(a), len(b))
+
+
+def ocr_accuracy(expected: str, observed: str) -> float:
+    """Return the accuracy used for verdicts: `accuracy` with spaces and letter case ignored.
+
+    Word spacing and case are where tesseract errs most on correct renders
+    ("A stroke." read "Astroke.", "(C)" read "(c)"); neither changes content.
+    """
+    a, b = compact(expected).casefold(), compact(observed).casefold()
+    if not a and not b:
+        return 1.0
+    return 1.0 - Levenshtein.distance(a, b) / max(len(a), len(b))
+
+
+def word_recall(expected: str, observed: str) -> float:
+    """Return the share of the expected words (2+ characters) found in the observed text."""
+    wanted = [w for w in normalise(expected).casefold().split() if len(w) >= 2]
+    if not wanted:
+        return 1.0
+    seen = compact(observed).casefold()
+    return sum(1 for w in wanted if w in seen) / len(wanted)
+
+
+def compact(text: str) -> str:
+    """Return the normalised text without any spaces (for exact token look-ups)."""
+    return normalise(text).replace(" ", "")

@@ -1,0 +1,48 @@
+"""The pass/fail thresholds of the verifier, with their documented defaults."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Every number a verdict depends on. Defaults were set on clean 1024 px renders.
+
+    - `text_accuracy` (0.90): minimum OCR accuracy of the stem (1 - Levenshtein / max length
+      after normalisation; spaces and letter case are ignored, see `verify.text`).
+    - `option_accuracy` (0.80): minimum OCR accuracy of each option's text (short texts
+      lose more per misread character, hence lower).
+    - `math_recall` (0.80): for text with formulas, share of the plain words that must be read.
+    - `figure_template` (0.60): minimum normalised cross-correlation of a figure in its box.
+    - `figure_features` (0.35): minimum share of inlier features when the figure is searched
+      in a warped or layout-less image.
+    - `contrast` (4.5): minimum WCAG contrast ratio of text to its background (AA body text).
+    - `x_height_px` (6.0): minimum rendered x-height in final-image pixels.
+    - `whole_image_field` (0.75): minimum aligned accuracy of a field in a whole-image audit.
+    """
+
+    text_accuracy: float = 0.90
+    option_accuracy: float = 0.80
+    math_recall: float = 0.80
+    figure_template: float = 0.60
+    figure_features: float = 0.35
+    contrast: float = 4.5
+    x_height_px: float = 6.0
+    whole_image_field: float = 0.75
+
+    def as_dict(self) -> dict[str, float]:
+        """Return the thresholds as a plain dict."""
+        return asdict(self)
+
+    def updated(self, values: dict[str, Any]) -> Thresholds:
+        """Return a copy with some thresholds replaced; unknown names raise ValueError."""
+        known = {f.name for f in fields(self)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown threshold(s): {', '.join(unknown)}; known: {sorted(known)}")
+        return replace(self, **{k: float(v) for k, v in values.items()})
+
+
+DEFAULT_THRESHOLDS = Thresholds()

@@ -1,0 +1,69 @@
+"""Critical tokens: numbers (with their units) and short options that must be read exactly."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from verify.text import compact, normalise
+
+# A number: optional sign, digits with thousands separators or decimals.
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?")
+# A unit right after a number: short letter run, maybe with / or ^ and a digit.
+_UNIT = re.compile(r"\s?(%|°[CF]?|[A-Za-zμΩ]{1,4}(?:/[A-Za-z]{1,4})?(?:\^?\d)?)(?![A-Za-z])")
+SHORT_OPTION_CHARS = 12
+
+
+def numbers(text: str) -> list[str]:
+    """Return every number in the normalised text, as written (separators kept)."""
+    return [m.group(0).lstrip("+") for m in _NUMBER.finditer(normalise(text))]
+
+
+def number_units(text: str) -> list[str]:
+    """Return `number+unit` strings (without spaces) where a unit follows a number."""
+    found: list[str] = []
+    norm = normalise(text)
+    for match in _NUMBER.finditer(norm):
+        unit = _UNIT.match(norm, match.end())
+        if unit:
+            found.append((match.group(0) + unit.group(1)).lstrip("+"))
+    return found
+
+
+def _digits_only(number: str) -> str:
+    return number.lstrip("-")
+
+
+def missing_numbers(expected: str, observed: str) -> list[str]:
+    """Return the numbers of `expected` not read exactly in `observed` (as a multiset)."""
+    have = Counter(_digits_only(n) for n in numbers(_ocr_number_fix(observed)))
+    missing: list[str] = []
+    for number in numbers(expected):
+        key = _digits_only(number)
+        if have[key] > 0:
+            have[key] -= 1
+        else:
+            missing.append(number)
+    return missing
+
+
+def missing_units(expected: str, observed: str) -> list[str]:
+    """Return the `number+unit` tokens of `expected` whose compact form is absent from `observed`."""
+    seen = compact(_ocr_number_fix(observed))
+    return [token for token in number_units(expected) if token.replace(" ", "") not in seen]
+
+
+def short_option_found(option: str, observed: str) -> bool:
+    """Return whether a short option's whole text is found exactly in `observed`."""
+    return compact(option) in compact(_ocr_number_fix(observed))
+
+
+def is_short(option: str) -> bool:
+    """Return whether an option is short enough that it must be read exactly."""
+    return 0 < len(compact(option)) <= SHORT_OPTION_CHARS
+
+
+def _ocr_number_fix(text: str) -> str:
+    """Close the spaces tesseract puts around separators inside numbers ("4, 500" stays two)."""
+    text = normalise(text)
+    return re.sub(r"(?<=\d)\s*\.\s*(?=\d)", ".", text)
