@@ -10,9 +10,12 @@ validated colour. Tiles are generated on first use and kept in memory.
 from __future__ import annotations
 
 import io
+import os
 import re
+import tempfile
 from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -22,6 +25,7 @@ from backgrounds.noise import fbm, grain
 from backgrounds.textures import make_texture
 
 VARIANTS = 3
+CACHE_VERSION = 1  # bump when a generator changes its pixels
 TILE = 512
 OPAQUE_KINDS = ("paper", "ruled", "grid", "wood", "wall", "fabric", "desk")
 OVERLAY_KINDS = ("grain", "chalk", "smudge")
@@ -102,9 +106,33 @@ def texture_file(name: str) -> str:
     return f"{name}.png" if kind in OVERLAY_KINDS else f"{name}.jpg"
 
 
+def cache_dir() -> Path:
+    """Return the folder generated tiles are kept in between runs (ITEMSHOT_CACHE overrides)."""
+    root = os.environ.get("ITEMSHOT_CACHE") or os.environ.get("XDG_CACHE_HOME")
+    base = Path(root) if root else Path.home() / ".cache"
+    return base / "itemshot" / f"textures-v{CACHE_VERSION}"
+
+
 @cache
 def texture_bytes(name: str) -> tuple[bytes, str]:
-    """Return (encoded bytes, mime type) of a texture tile (cached per process)."""
+    """Return (encoded bytes, mime type) of a texture tile (cached in memory and on disk)."""
+    file_name = texture_file(name)
+    mime = "image/png" if file_name.endswith(".png") else "image/jpeg"
+    stored = cache_dir() / file_name
+    if stored.is_file():
+        return stored.read_bytes(), mime
+    data, mime = _encode(name)
+    try:
+        stored.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=stored.parent, delete=False) as handle:
+            handle.write(data)
+        os.replace(handle.name, stored)
+    except OSError:
+        pass  # an unwritable cache only costs time
+    return data, mime
+
+
+def _encode(name: str) -> tuple[bytes, str]:
     array = texture_array(name)
     buffer = io.BytesIO()
     if array.shape[2] == 4:
