@@ -33,10 +33,10 @@ Ranges are `(low, high)` drawn uniformly per image; `p_*` are probabilities.
 | | blur, noise, encoding | as phone_photo_paper light | as medium | as strong |
 | scan | skew (°) / shift | ±0.5 / 0.005 | ±1.5 / 0.01 | ±3 / 0.02 |
 | | paper grain | 0.01–0.02 | 0.02–0.04 | 0.04–0.06 |
-| | toner speckle / dropout / stroke spread | 0.0005 / 0.01 / 0 | 0.002 / 0.03 / 0–1 | 0.005 / 0.06 / 1 |
+| | toner speckle / dropout / stroke spread | 0.0005 / 0.01 / 0 | 0.002 / 0.03 / 0–1 | 0.005 / 0.06 / 0 |
 | | black / white level, saturation | 0–8 / 246–255, 1.0 | 14–28 / 226–240, 0.8–1.0 | 34–56 / 200–220, 0.3–0.6 |
-| | downscale | 1.0 | 0.85–0.95 | 0.6–0.7 |
-| | encoding | PNG | JPEG q 85–92 | JPEG q 70–80 |
+| | downscale | 1.0 | 0.85–0.95 | 0.5–0.6 |
+| | encoding | PNG | JPEG q 85–92 | JPEG q 60–70 |
 """
 
 from __future__ import annotations
@@ -168,10 +168,10 @@ TABLE: dict[str, dict[str, Spec]] = {
                             "saturation": (0.8, 1.0)},
                    "downscale": (0.85, 0.95), "encode": {"p_jpeg": 1.0, "quality": (85, 92)}},
         "strong": {"skew": {"skew": 3.0, "shift": 0.02}, "grain": (0.04, 0.06),
-                   "toner": {"speckle": (0.004, 0.006), "dropout": (0.05, 0.07), "spread": (1, 1)},
+                   "toner": {"speckle": (0.004, 0.006), "dropout": (0.05, 0.07), "spread": (0, 0)},
                    "tone": {"temperature": (0.0, 0.04), "black": (34, 56), "white": (200, 220),
                             "saturation": (0.3, 0.6)},
-                   "downscale": (0.6, 0.7), "encode": {"p_jpeg": 1.0, "quality": (70, 80)}},
+                   "downscale": (0.5, 0.6), "encode": {"p_jpeg": 1.0, "quality": (60, 70)}},
     },
 }  # fmt: skip
 
