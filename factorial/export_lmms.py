@@ -37,9 +37,19 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
+'''
+
+# lmms-eval imports utils.py without registering it in sys.modules, which a
+# dataclass needs; the parser's result record is a NamedTuple here instead.
+_PARSE_RESULT = '''
+class ParseResult(NamedTuple):
+    """The letter a parser extracted, whether it was a random guess, and why."""
+
+    letter: str | None
+    fallback: bool
+    reason: str
 '''
 
 _UTILS_TAIL = '''
@@ -94,7 +104,7 @@ def utils_source() -> str:
     parts = [
         _UTILS_HEAD,
         f"LETTERS = {parsers.LETTERS!r}\n\n",
-        "@dataclass(frozen=True)\n" + inspect.getsource(parsers.ParseResult).split("\n", 1)[1],
+        _PARSE_RESULT,
         "\n\n" + inspect.getsource(parsers.option_letters),
         "\n".join(kept).strip("\n") + "\n",
         _UTILS_TAIL,
