@@ -21,6 +21,7 @@ from PIL import Image
 from verify.crops import gray
 
 SHIFT = 6  # px of slack around the region for template matching
+BLANK_FIGURE_STD = 6.0  # grey-level spread under which a figure box counts as empty
 
 
 @lru_cache(maxsize=64)
@@ -110,3 +111,37 @@ def feature_match(image: np.ndarray, figure: np.ndarray) -> FeatureMatch:
     # a quarter of all keypoints agreeing is already an unmistakable match.
     score = min(1.0, inliers / max(8.0, 0.25 * len(kp_s)))
     return FeatureMatch(score, inliers, len(kp_s), tuple((float(x), float(y)) for x, y in outline))
+
+
+def figure_content(crop: np.ndarray) -> float:
+    """Return the grey-level standard deviation of a crop (near 0 for an empty box)."""
+    grey = gray(crop)
+    return float(grey.std()) if grey.size else 0.0
+
+
+def multiscale_template(image: np.ndarray, figure: np.ndarray, work_side: int = 900) -> float:
+    """Return the best normalised correlation of the figure over many sizes in the whole image.
+
+    For layout-less images where feature matching finds too few keypoints (small
+    or flat figures). The image is reduced to `work_side` px on its long side;
+    the figure is tried at widths from 4% to 90% of the image width.
+    """
+    grey = gray(image)
+    factor = work_side / max(grey.shape[:2])
+    small = cv2.resize(grey, None, fx=factor, fy=factor, interpolation=cv2.INTER_AREA)
+    small = small.astype(np.float32)
+    best = 0.0
+    aspect = figure.shape[0] / max(1, figure.shape[1])
+    for share in np.geomspace(0.04, 0.9, 28):
+        width = int(small.shape[1] * share)
+        height = int(width * aspect)
+        if width < 12 or height < 12 or height >= small.shape[0] or width >= small.shape[1]:
+            continue
+        template = cv2.resize(figure, (width, height), interpolation=cv2.INTER_AREA).astype(
+            np.float32
+        )
+        if float(template.std()) < 1.0:
+            continue
+        score = float(np.nanmax(cv2.matchTemplate(small, template, cv2.TM_CCOEFF_NORMED)))
+        best = max(best, score)
+    return max(0.0, min(1.0, best))

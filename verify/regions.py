@@ -21,7 +21,14 @@ from verify.crops import (
     rectify,
     scaled,
 )
-from verify.figures import SHIFT, decode_figure, feature_match, template_score
+from verify.figures import (
+    BLANK_FIGURE_STD,
+    SHIFT,
+    decode_figure,
+    feature_match,
+    figure_content,
+    template_score,
+)
 from verify.layout_checks import final_font_px, layout_reasons
 from verify.ocr import join_words, language_for, ocr_stacked, words
 from verify.scoring import FieldResult, score_option, score_stem
@@ -143,9 +150,17 @@ def _figures(
         if region.kind != "figure" or region.figure is None or region.placeholder:
             continue
         figure = item.figures.get(region.figure)
-        if figure is None:
-            continue
         shown.add(region.figure)
+        if figure is None:
+            # No source bytes at hand (an output set verified without its dataset):
+            # the box must at least show something.
+            present = figure_content(rectify(image, region.quad, 0))
+            if present < BLANK_FIGURE_STD:
+                reasons.append(Reason("figure_missing", region.name, "figure box is blank"))
+            scores.append(
+                RegionScore(region.name, "figure", None, measures={"method": "content only"})
+            )
+            continue
         source_pixels = decode_figure(figure.data)
         score = template_score(rectify(image, region.quad, SHIFT), source_pixels)
         method = "template"

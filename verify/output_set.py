@@ -1,0 +1,188 @@
+"""Verify a whole output set: every rendered image against its item, verdicts into the manifest."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from renderer.items import LETTERS, Item
+from renderer.output import atomic_write_json, read_jsonl, write_jsonl
+from renderer.records import Layout
+from verify.images import load_rgb
+from verify.pool import run_all
+from verify.regions import verify_image
+from verify.report import write_reports
+from verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from verify.verdicts import Reason, Verdict, verdict
+
+MANIFEST = "manifest.jsonl"
+
+
+@dataclass(frozen=True)
+class AuditSummary:
+    """What a verification run found: counts, failures by reason, where the reports are."""
+
+    total: int
+    passed: int
+    failed: int
+    seconds: float
+    by_reason: dict[str, int] = field(default_factory=dict)
+    report_html: str = ""
+    report_json: str = ""
+
+    @property
+    def pass_rate(self) -> float:
+        """Return the share of verified images that passed."""
+        return self.passed / self.total if self.total else 1.0
+
+    @property
+    def images_per_second(self) -> float:
+        """Return verified images per second of wall time."""
+        return self.total / self.seconds if self.seconds > 0 else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the summary as a JSON-ready dict."""
+        return {
+            "total": self.total,
+            "passed": self.passed,
+            "failed": self.failed,
+            "pass_rate": round(self.pass_rate, 4),
+            "seconds": round(self.seconds, 3),
+            "images_per_second": round(self.images_per_second, 3),
+            "by_reason": dict(sorted(self.by_reason.items())),
+            "report_html": self.report_html,
+            "report_json": self.report_json,
+        }
+
+
+@dataclass(frozen=True)
+class _Task:
+    image: Path
+    sidecar: Path
+    item: Item
+    name: str
+    thresholds: Thresholds
+
+
+def item_from_row(row: dict[str, Any]) -> Item:
+    """Rebuild the text of an item from its manifest row (no figure bytes)."""
+    answer = row.get("answer") or "A"
+    return Item(
+        id=str(row["item_id"]),
+        question=row.get("question", ""),
+        options=tuple(row.get("options", ())),
+        answer=LETTERS.index(answer) if answer in LETTERS else 0,
+        language=row.get("language") or "en",
+        subject=row.get("subject") or "",
+    )
+
+
+def _verify_task(task: _Task) -> Verdict:
+    try:
+        record = json.loads(task.sidecar.read_text(encoding="utf-8"))
+        layout = Layout.from_dict(record["layout"])
+        image = load_rgb(task.image)
+    except (OSError, ValueError, KeyError) as error:
+        reason = Reason("unreadable_image", "", f"{type(error).__name__}: {error}"[:200])
+        return verdict(task.name, task.item.id, "regions", "", [reason], [])
+    return verify_image(
+        image,
+        task.item,
+        layout,
+        thresholds=task.thresholds,
+        render=record.get("render"),
+        image_name=task.name,
+    )
+
+
+def verify_output_set(
+    out: Path,
+    *,
+    items: Iterable[Item] | None = None,
+    thresholds: Thresholds | None = None,
+    workers: int | None = None,
+    on_progress: Callable[[], None] | None = None,
+    report: bool = True,
+) -> AuditSummary:
+    """Verify every rendered image of an output set; write verdicts, audit.json and audit.html.
+
+    Each manifest row with `status == "ok"` gets `verdict` ("pass"/"fail") and
+    `verify` (reasons, per-region scores, thresholds); the manifest is rewritten
+    atomically. `items` (the dataset's items) lets figures be compared with
+    their sources; without them a figure box only has to be non-empty.
+    """
+    out = Path(out)
+    thresholds = thresholds or DEFAULT_THRESHOLDS
+    started = time.perf_counter()
+    rows = read_jsonl(out / MANIFEST)
+    by_id = {item.id: item for item in items or ()}
+    tasks: list[_Task] = []
+    indices: list[int] = []
+    for index, row in enumerate(rows):
+        if row.get("status") != "ok" or not row.get("image") or not row.get("layout"):
+            continue
+        item = by_id.get(str(row["item_id"])) or item_from_row(row)
+        tasks.append(_Task(out / row["image"], out / row["layout"], item, row["image"], thresholds))
+        indices.append(index)
+    verdicts = run_all(_verify_task, tasks, workers, on_progress)
+    for index, result in zip(indices, verdicts, strict=True):
+        rows[index]["verdict"] = "pass" if result.passed else "fail"
+        rows[index]["verify"] = verify_field(result, thresholds)
+    write_jsonl(out / MANIFEST, rows)
+    seconds = time.perf_counter() - started
+    return summarise(verdicts, out, thresholds, seconds, rows=rows, report=report)
+
+
+def verify_field(result: Verdict, thresholds: Thresholds) -> dict[str, Any]:
+    """Return the `verify` manifest field of a verdict."""
+    record = result.as_dict()
+    return {
+        "passed": result.passed,
+        "reasons": record["reasons"],
+        "codes": result.codes,
+        "scores": {r["name"]: r["score"] for r in record["regions"]},
+        "mode": result.mode,
+        "lang": result.lang,
+        "thresholds": thresholds.as_dict(),
+    }
+
+
+def summarise(
+    verdicts: list[Verdict],
+    out: Path,
+    thresholds: Thresholds,
+    seconds: float,
+    *,
+    rows: list[dict[str, Any]] | None = None,
+    sources: dict[str, dict[str, Any]] | None = None,
+    report: bool = True,
+) -> AuditSummary:
+    """Count verdicts by reason, write audit.json and audit.html into `out`, return the summary."""
+    counts: Counter[str] = Counter()
+    for result in verdicts:
+        counts.update(result.codes)
+    passed = sum(1 for v in verdicts if v.passed)
+    summary = AuditSummary(
+        total=len(verdicts),
+        passed=passed,
+        failed=len(verdicts) - passed,
+        seconds=seconds,
+        by_reason=dict(counts),
+        report_html=str(out / "audit.html") if report else "",
+        report_json=str(out / "audit.json") if report else "",
+    )
+    if report:
+        write_reports(
+            out, verdicts, summary.as_dict(), thresholds, sources=sources, image_root=out.resolve()
+        )
+    return summary
+
+
+def write_summary_json(path: Path, summary: AuditSummary) -> None:
+    """Write a summary as JSON atomically."""
+    atomic_write_json(path, summary.as_dict())

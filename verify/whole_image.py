@@ -1,0 +1,255 @@
+"""Whole-image audit for images without a layout record: OCR once, align fields by anchors.
+
+The page is OCR'd as a whole. Option labels ("(A)", "A.", "A)") found in the
+words are the anchors: each option's text is what follows its own label up to
+the next label or the end of the line. The stem is located by fuzzy
+alignment of its text in the page text. Each field gets the same accuracy
+and critical-token checks as in the region audit; missing and extra option
+letters and the reading order of stem and labels are reported.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+
+import numpy as np
+from rapidfuzz import fuzz
+
+from renderer.items import LETTERS, Item
+from verify import expected as source
+from verify.crops import gray
+from verify.figures import decode_figure, feature_match, multiscale_template
+from verify.ocr import Word, language_for, words
+from verify.scoring import score_stem
+from verify.text import compact, normalise, ocr_accuracy
+from verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from verify.tokens import is_short, missing_numbers, short_option_found
+from verify.verdicts import Reason, RegionScore, Verdict, verdict
+
+_ANCHOR = re.compile(r"^[\(\[]?([A-Z])[\)\].:](.*)$")
+MIN_LONG_SIDE = 1400  # smaller pages are enlarged before OCR
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """An option label found in the OCR words."""
+
+    letter: str
+    index: int  # word index
+    x: float
+    y: float
+    height: float
+
+
+def _anchors(found: list[Word]) -> list[Anchor]:
+    anchors: list[Anchor] = []
+    for index, word in enumerate(found):
+        match = _ANCHOR.match(word.text.strip())
+        if not match:
+            continue
+        previous = found[index - 1] if index else None
+        starts_line = previous is None or previous.line != word.line
+        # A label opens a line or follows a wide gap (a second option column).
+        wide_gap = (
+            previous is not None and word.left - (previous.left + previous.width) > 2 * word.height
+        )
+        if starts_line or wide_gap or word.text.startswith("("):
+            anchors.append(Anchor(match.group(1), index, word.left, word.top, word.height))
+    return anchors
+
+
+def _segment(found: list[Word], start: int, stops: set[int]) -> tuple[str, int]:
+    """Return the text after the label at word `start` up to the next stop or the line's end."""
+    first = _ANCHOR.match(found[start].text.strip())
+    parts = [first.group(2)] if first and first.group(2) else []
+    end = start + 1
+    while end < len(found) and end not in stops and found[end].line == found[start].line:
+        gap = found[end].left - (found[end - 1].left + found[end - 1].width)
+        if gap > 3 * max(8, found[end].height):
+            break
+        parts.append(found[end].text)
+        end += 1
+    return " ".join(parts), end
+
+
+def _page_words(image: np.ndarray, lang: str) -> tuple[list[Word], float]:
+    grey = gray(image)
+    long_side = max(grey.shape[:2])
+    scale = 1.0
+    if long_side < MIN_LONG_SIDE:
+        import cv2
+
+        scale = MIN_LONG_SIDE / long_side
+        grey = cv2.resize(grey, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
+    if float(np.median(grey)) < 128:
+        grey = 255 - grey
+    return words(grey, lang, psm=3), scale
+
+
+def audit_image(
+    image: np.ndarray,
+    item: Item,
+    *,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    image_name: str = "",
+    check_figures: bool = True,
+) -> Verdict:
+    """Audit one image with no layout record against its item (whole-page OCR + alignment)."""
+    lang = language_for(item.language, [item.question, *item.options])
+    found, _scale = _page_words(image, lang)
+    page = "\n".join(_lines(found))
+    reasons: list[Reason] = []
+    scores: list[RegionScore] = []
+
+    anchors = _anchors(found)
+    first_anchor = {a.letter: a for a in reversed(anchors)}  # first occurrence wins
+    options = source.options(item, drop_figure_refs=True)
+    letters = [f.letter for f in options]
+    stops = {a.index for a in anchors if a.letter in letters}
+
+    # Stem: align its text in the page text before the first option label.
+    stem = source.stem(item, drop_figure_refs=True)
+    before = found[
+        : min((first_anchor[x].index for x in letters if x in first_anchor), default=len(found))
+    ]
+    stem_window = _align(stem.text, "\n".join(_lines(before)) or page)
+    result = score_stem(stem, stem_window, _whole(thresholds))
+    reasons.extend(result.reasons)
+    scores.append(result.region)
+    reasons.extend(_figure_references(item, page))
+
+    # Options: the text after each label.
+    for field in options:
+        anchor = first_anchor.get(field.letter)
+        if anchor is None:
+            found_text = _align(field.text, page) if field.text.strip() else ""
+            if (
+                field.text.strip()
+                and ocr_accuracy(field.text, found_text) >= thresholds.whole_image_field
+            ):
+                reasons.append(Reason("letter_mismatch", field.name, "text found, label not found"))
+            else:
+                reasons.append(Reason("option_missing", field.name, "label not found"))
+            scores.append(RegionScore(field.name, "option", None, field.text, found_text))
+            continue
+        text, _end = _segment(found, anchor.index, stops)
+        scores.append(_score_option(field, text, thresholds, reasons))
+
+    for anchor in anchors:
+        if anchor.letter not in letters and LETTERS.index(anchor.letter) == len(letters):
+            reasons.append(
+                Reason("extra_option", f"option:{anchor.letter}", "label after the last option")
+            )
+            break
+    reasons.extend(_reading_order([first_anchor[x] for x in letters if x in first_anchor]))
+
+    if check_figures:
+        for number, figure in sorted(item.figures.items()):
+            score, method = figure_score(image, decode_figure(figure.data))
+            if score < (
+                thresholds.figure_features if method == "features" else thresholds.figure_template
+            ):
+                reasons.append(
+                    Reason("figure_missing", f"figure:{number}", f"{method} score {score:.2f}")
+                )
+            scores.append(
+                RegionScore(f"figure:{number}", "figure", score, measures={"method": method})
+            )
+    return verdict(image_name, item.id, "whole_image", lang, reasons, scores)
+
+
+def figure_score(image: np.ndarray, figure: np.ndarray) -> tuple[float, str]:
+    """Return the better of feature matching and multi-scale template matching, with its method."""
+    match = feature_match(image, figure)
+    if match.score >= 0.5:
+        return match.score, "features"
+    template = multiscale_template(image, figure)
+    if template >= match.score:
+        return template, "template"
+    return match.score, "features"
+
+
+def _whole(thresholds: Thresholds) -> Thresholds:
+    from dataclasses import replace
+
+    return replace(thresholds, text_accuracy=thresholds.whole_image_field)
+
+
+def _score_option(
+    field: source.Field, text: str, thresholds: Thresholds, reasons: list[Reason]
+) -> RegionScore:
+    measures: dict[str, object] = {}
+    if not field.text.strip():
+        return RegionScore(
+            field.name, "option", 1.0, "", text, {"rule": "image-only option: label only"}
+        )
+    score = ocr_accuracy(field.text, text)
+    if score < thresholds.whole_image_field:
+        reasons.append(Reason("text_mismatch", field.name, f"accuracy {score:.2f}"))
+    missing = missing_numbers(field.text, text)
+    if missing:
+        reasons.append(Reason("number_missing", field.name, ", ".join(missing)))
+    if is_short(field.text) and not short_option_found(field.text, text):
+        reasons.append(Reason("short_option_missing", field.name, field.text.strip()))
+    return RegionScore(field.name, "option", score, field.text, text, measures)
+
+
+def _lines(found: list[Word]) -> list[str]:
+    lines: list[str] = []
+    current = None
+    for word in found:
+        if word.line != current:
+            lines.append(word.text)
+            current = word.line
+        else:
+            lines[-1] += " " + word.text
+    return lines
+
+
+def _align(needle: str, haystack: str) -> str:
+    """Return the part of `haystack` that best matches `needle` (anchor-free fuzzy alignment)."""
+    a, b = normalise(needle), normalise(haystack)
+    if not a or not b:
+        return ""
+    if len(a) >= len(b):
+        return b
+    alignment = fuzz.partial_ratio_alignment(a.casefold(), b.casefold())
+    if alignment is None:
+        return ""
+    return b[alignment.dest_start : alignment.dest_end]
+
+
+def _figure_references(item: Item, page: str) -> list[Reason]:
+    """Return a reason for each `<image N>` of the stem that the page shows by no words at all."""
+    field = source.stem(item)
+    reasons = []
+    seen = compact(page).casefold()
+    for number in dict.fromkeys(field.figures):
+        names = [
+            f"figure{number}",
+            f"fig.{number}",
+            f"image{number}",
+            f"<image{number}>",
+            f"図{number}",
+        ]
+        if not any(name in seen for name in names):
+            reasons.append(
+                Reason(
+                    "figure_reference_dropped", "question", f"<image {number}> not shown as text"
+                )
+            )
+    return reasons
+
+
+def _reading_order(anchors: list[Anchor]) -> list[Reason]:
+    for previous, current in itertools.pairwise(anchors):
+        above = current.y < previous.y - max(previous.height, current.height)
+        if above and current.x <= previous.x:
+            return [
+                Reason(
+                    "reading_order", f"option:{current.letter}", f"after option:{previous.letter}"
+                )
+            ]
+    return []
