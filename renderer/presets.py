@@ -2,9 +2,9 @@
 
 - `jmmmu_pro` samples JMMMU-Pro's six parameters per item from the run seed:
   scene (nine), background colour (six, within the scene's constraints), font
-  look (five), margin (two), capture state (three) and aspect (four). Capture
-  is not applied by the renderer: the sampled state is recorded in the
-  condition (`capture`) for the capture stage.
+  look (five), margin (two), capture state (three: screenshot, photo of a
+  screen, photo of a print — applied through the matching capture preset and
+  recorded in the condition) and aspect (four).
 - `mmmu_pro` reproduces, per item, the font (open look-alike), size and
   background the MMMU-Pro tool recorded in `mix_data.jsonl` (adapter keys
   `font`, `fontSize`, `background`, `category` in `Item.meta`), on the `plain`
@@ -43,6 +43,12 @@ JMMMU_FONT_LOOKS = {
     "manga": "comic",
 }
 JMMMU_CAPTURES = ("screenshot", "photo_of_screen", "photo_of_print")
+# The capture preset of `degradations` applied for each JMMMU-Pro capture state.
+CAPTURE_PRESETS = {
+    "screenshot": "pc_screenshot",
+    "photo_of_screen": "phone_photo_screen",
+    "photo_of_print": "phone_photo_paper",
+}
 # Scenes shown on a screen cannot be a photo of a print, and vice versa.
 SCREEN_SCENES = ("webpage", "projector", "tablet_notebook", "game_console", "tv_quiz")
 
@@ -91,6 +97,7 @@ def _jmmmu_pro(item: Item, seed: int) -> PresetChoice:
         font_style=JMMMU_FONT_LOOKS[look],
         margin=rng.choice(MARGINS),
         aspect=rng.choice(ASPECTS),
+        capture=CAPTURE_PRESETS[capture],
     )
     return PresetChoice(spec, {"preset": "jmmmu_pro", "font_look": look, "capture": capture})
 

@@ -15,6 +15,7 @@ from renderer.items import Item
 from renderer.pipeline import MANIFEST
 from renderer.presentation import SCENE_COLORS
 from renderer.presets import (
+    CAPTURE_PRESETS,
     JMMMU_CAPTURES,
     JMMMU_FONT_LOOKS,
     MMMU_PHOTO_TEXTURES,
@@ -45,6 +46,7 @@ def test_jmmmu_pro_is_seeded_constrained_and_spans_every_level() -> None:
     for choice, look in zip(first, looks, strict=True):
         assert look.color in SCENE_COLORS[look.scene]
         capture = choice.condition["capture"]
+        assert look.capture == CAPTURE_PRESETS[capture]
         if look.scene in SCREEN_SCENES:
             assert capture != "photo_of_print"
         else:
