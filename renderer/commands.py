@@ -28,6 +28,7 @@ from renderer.presentation import (
     FONT_STYLES,
     MARGINS,
     RANDOM,
+    SAMPLED_SCENES,
     SCENES,
     SEVERITIES,
     PresentationError,
@@ -284,7 +285,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if isinstance(entry, ItemError):
             requests.append(entry)
             continue
-        scene = SCENES[index % len(SCENES)]
+        scene = SAMPLED_SCENES[index % len(SAMPLED_SCENES)]
         requests.append(JobRequest(entry, PresentationSpec(scene=scene, font_style=RANDOM)))
     status = execute(requests, demo_args, console, "embedded sample dataset")
     sheet = contact_sheet(args.out, read_jsonl(args.out / MANIFEST), args.out / "contact_sheet.png")
