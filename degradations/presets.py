@@ -12,8 +12,8 @@ Ranges are `(low, high)` drawn uniformly per image; `p_*` are probabilities.
 | phone_screenshot | device | iPhone 14/15 Pro Max, Pixel 7, Galaxy S23 (all) | same | same |
 | | app margin (pt) | 0–4 | 4–10 | 8–16 |
 | | rounded corners (pt) | 0 | 0 | 30–45 |
-| | downscale | 1.0 | 0.7–0.85 | 0.5–0.6 |
-| | encoding | JPEG q 92–95 | JPEG q 80–88 | JPEG q 60–72 |
+| | downscale | 1.0 | 0.7–0.85 | 0.38–0.45 |
+| | encoding | JPEG q 92–95 | JPEG q 80–88 | JPEG q 50–62 |
 | phone_photo_paper | page fill of frame | 0.86–0.93 | 0.78–0.88 | 0.70–0.80 |
 | | roll (°) / keystone / corner jitter | ±2 / 0–0.04 / 0.004 | ±5 / 0.04–0.10 / 0.01 | ±9 / 0.08–0.16 / 0.02 |
 | | lens k1 (barrel) | 0–0.02 | 0.02–0.05 | 0.04–0.08 |
@@ -33,10 +33,10 @@ Ranges are `(low, high)` drawn uniformly per image; `p_*` are probabilities.
 | | blur, noise, encoding | as phone_photo_paper light | as medium | as strong |
 | scan | skew (°) / shift | ±0.5 / 0.005 | ±1.5 / 0.01 | ±3 / 0.02 |
 | | paper grain | 0.01–0.02 | 0.02–0.04 | 0.04–0.06 |
-| | toner speckle / dropout / stroke spread | 0.0005 / 0.01 / 0 | 0.002 / 0.03 / 0–1 | 0.005 / 0.06 / 0 |
+| | toner speckle / dropout / stroke spread | 0.0005 / 0.01 / 0 | 0.002 / 0.03 / 0 | 0.005 / 0.06 / 0 |
 | | black / white level, saturation | 0–8 / 246–255, 1.0 | 14–28 / 226–240, 0.8–1.0 | 34–56 / 200–220, 0.3–0.6 |
-| | downscale | 1.0 | 0.85–0.95 | 0.5–0.6 |
-| | encoding | PNG | JPEG q 85–92 | JPEG q 60–70 |
+| | downscale | 1.0 | 0.85–0.95 | 0.42–0.5 |
+| | encoding | PNG | JPEG q 85–92 | JPEG q 55–65 |
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ TABLE: dict[str, dict[str, Spec]] = {
                   "tone": {"temperature": (0.0, 0.0), "black": (0, 8), "white": (246, 255)},
                   "downscale": (1.0, 1.0), "encode": {"p_jpeg": 0.0, "quality": (95, 95)}},
         "medium": {"skew": {"skew": 1.5, "shift": 0.01}, "grain": (0.02, 0.04),
-                   "toner": {"speckle": (0.0015, 0.0025), "dropout": (0.02, 0.04), "spread": (0, 1)},
+                   "toner": {"speckle": (0.0015, 0.0025), "dropout": (0.02, 0.04), "spread": (0, 0)},
                    "tone": {"temperature": (0.0, 0.02), "black": (14, 28), "white": (226, 240),
                             "saturation": (0.8, 1.0)},
                    "downscale": (0.85, 0.95), "encode": {"p_jpeg": 1.0, "quality": (85, 92)}},
@@ -171,7 +171,7 @@ TABLE: dict[str, dict[str, Spec]] = {
                    "toner": {"speckle": (0.004, 0.006), "dropout": (0.05, 0.07), "spread": (0, 0)},
                    "tone": {"temperature": (0.0, 0.04), "black": (34, 56), "white": (200, 220),
                             "saturation": (0.3, 0.6)},
-                   "downscale": (0.5, 0.6), "encode": {"p_jpeg": 1.0, "quality": (60, 70)}},
+                   "downscale": (0.42, 0.5), "encode": {"p_jpeg": 1.0, "quality": (55, 65)}},
     },
 }  # fmt: skip
 
