@@ -103,7 +103,7 @@ TABLE: dict[str, dict[str, Spec]] = {
         "medium": {"phone": {"p_dark": 0.3, "margin": (4, 10), "corner_radius": (0, 0)},
                    "downscale": (0.7, 0.85), "encode": {"p_jpeg": 1.0, "quality": (80, 88)}},
         "strong": {"phone": {"p_dark": 0.3, "margin": (8, 16), "corner_radius": (30, 45)},
-                   "downscale": (0.5, 0.6), "encode": {"p_jpeg": 1.0, "quality": (60, 72)}},
+                   "downscale": (0.38, 0.45), "encode": {"p_jpeg": 1.0, "quality": (50, 62)}},
     },
     "phone_photo_paper": {
         "light": {
