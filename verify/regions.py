@@ -38,6 +38,7 @@ from verify.verdicts import Reason, RegionScore, Verdict, verdict
 TARGET_FONT_PX = 22.0  # tesseract reads best around this size
 # Tried in turn on a region that failed at the normal scale: (scale for 20 px text, binarise).
 RETRIES = ((2.0, False), (1.5, True), (2.5, False), (1.2, True))
+RETRY_FROM = 0.5  # only a region scoring at least this is worth re-reading (near misses)
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ def verify_image(
     observed = "\n".join(t for _c, t in question)
     result = score_stem(stem, observed, thresholds)
     for attempt in range(len(RETRIES) if question else 0):
-        if not result.reasons:
+        if not result.reasons or result.score < RETRY_FROM:
             break
         observed = "\n".join(_retry(c, lang, attempt) for c, _t in question)
         retried = score_stem(stem, observed, thresholds)
@@ -126,7 +127,7 @@ def verify_image(
         crop, text = by_name[field.name]
         result = score_option(field, text, thresholds)
         for attempt in range(len(RETRIES)):
-            if not result.reasons:
+            if not result.reasons or result.score < RETRY_FROM:
                 break
             retried = score_option(field, _retry(crop, lang, attempt), thresholds)
             if _better(retried, result):

@@ -34,8 +34,29 @@ def _digits_only(number: str) -> str:
     return number.lstrip("-")
 
 
+def codes(text: str) -> list[str]:
+    """Return words that mix letters and digits (E1, P2.79, G2, 2E3), punctuation stripped."""
+    found = []
+    for word in normalise(text).split():
+        word = word.strip(".,;:!?()[]{}\"'")
+        if any(c.isdigit() for c in word) and any(c.isalpha() for c in word):
+            found.append(word)
+    return found
+
+
 def missing_numbers(expected: str, observed: str) -> list[str]:
-    """Return the numbers of `expected` not read exactly in `observed` (as a multiset)."""
+    """Return the numbers and letter-digit codes of `expected` not read exactly in `observed`.
+
+    Numbers are compared as a multiset; codes such as `P2.79` must occur in the
+    observed text with spaces ignored.
+    """
+    seen = compact(_ocr_number_fix(observed))
+    return _missing_plain_numbers(expected, observed) + [
+        code for code in codes(expected) if code not in seen
+    ]
+
+
+def _missing_plain_numbers(expected: str, observed: str) -> list[str]:
     have = Counter(_digits_only(n) for n in numbers(_ocr_number_fix(observed)))
     missing: list[str] = []
     for number in numbers(expected):

@@ -1,0 +1,135 @@
+"""Defect suite: the verifier flags one-defect images and passes their clean originals.
+
+Renders the 21 MMMU-Pro tool fixture items in four scenes once with the real
+Chromium pipeline, makes at least 20 images of each defect kind by editing
+those renders' pixels (or, for the digit change, the item's source text), and
+verifies all of them with real tesseract.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from renderer.adapters import load_dataset
+from renderer.jobs import JobRequest, plan
+from renderer.pipeline import RunSettings, run_jobs
+from renderer.presentation import PresentationSpec
+from renderer.records import Layout
+from verify import defects
+from verify.images import load_rgb
+from verify.pool import run_all
+from verify.regions import verify_image
+
+FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "mmmu-pro-tool"
+SCENES = ("exam_sheet", "whiteboard", "webpage", "tv_quiz")
+PER_KIND = 20
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def renders(tmp_path_factory: pytest.TempPathFactory) -> list[defects.Case]:
+    """Render every fixture item in every scene once; return the clean cases."""
+    dataset = load_dataset(FIXTURES / "data.jsonl")
+    requests = [
+        JobRequest(item, PresentationSpec(scene=s)) for item in dataset.items for s in SCENES
+    ]
+    out = tmp_path_factory.mktemp("verify-defects")
+    summary = run_jobs(plan(requests, 0), out, RunSettings(workers=2))
+    assert summary.failed == 0
+    items = {item.id: item for item in dataset.items}
+    cases = []
+    for sidecar in sorted((out / "images").glob("*.json")):
+        record = json.loads(sidecar.read_text(encoding="utf-8"))
+        row = record["manifest"]
+        cases.append(
+            defects.Case(
+                name=row["image"],
+                kind="clean",
+                image=load_rgb(out / row["image"]),
+                item=items[row["item_id"]],
+                layout=Layout.from_dict(record["layout"]),
+                render=record["render"],
+            )
+        )
+    return cases
+
+
+def _defective(cases: list[defects.Case]) -> list[defects.Case]:
+    rng = random.Random(7)
+    figures = [f.data for c in cases for f in c.item.figures.values()]
+    figures = list(dict.fromkeys(figures))
+    made: list[defects.Case] = []
+    for kind in defects.KINDS:
+        maker = getattr(defects, kind)
+        order = cases[:]
+        rng.shuffle(order)
+        count = 0
+        for case in order:
+            if count >= PER_KIND:
+                break
+            args = (case.image, case.item, case.layout, rng)
+            result = maker(*args, figures) if kind == "figure_replaced" else maker(*args)
+            if result is None:
+                continue
+            image, item = result
+            made.append(defects.Case(case.name, kind, image, item, case.layout, case.render))
+            count += 1
+        assert count >= PER_KIND, f"only {count} images for {kind}"
+    return made
+
+
+def _verify(case: defects.Case) -> tuple[str, str, bool, list[str]]:
+    verdict = verify_image(
+        case.image, case.item, case.layout, render=case.render, image_name=case.name
+    )
+    return case.kind, case.name, verdict.passed, verdict.codes
+
+
+@pytest.fixture(scope="module")
+def clean_results(renders: list[defects.Case]) -> list[tuple[str, str, bool, list[str]]]:
+    """Verify every clean render once."""
+    return run_all(_verify, renders, workers=2)
+
+
+def test_defect_suite_flags_defects_and_passes_clean(
+    renders: list[defects.Case], clean_results: list[tuple[str, str, bool, list[str]]]
+) -> None:
+    """≥ 95% of defective images fail and ≥ 95% of their clean originals pass."""
+    defective = _defective(renders)
+    originals = {c.name for c in defective}
+    clean = [r for r in clean_results if r[1] in originals]
+    results = clean + run_all(_verify, defective, workers=2)
+    table: dict[str, Counter[str]] = {}
+    for kind, _name, passed, _codes in results:
+        table.setdefault(kind, Counter())["pass" if passed else "fail"] += 1
+    print("\nkind                 n   flagged  passed")
+    for kind in ("clean", *defects.KINDS):
+        row = table[kind]
+        print(f"{kind:<20}{sum(row.values()):>3}  {row['fail']:>7}  {row['pass']:>6}")
+    for kind, name, passed, codes in results:
+        if (kind == "clean") != passed:
+            print(f"  miss: {kind} {name} {codes}")
+    flagged = sum(table[k]["fail"] for k in defects.KINDS)
+    total = sum(sum(table[k].values()) for k in defects.KINDS)
+    assert flagged / total >= 0.95
+    assert table["clean"]["pass"] / sum(table["clean"].values()) >= 0.95
+    for kind in defects.KINDS:
+        assert sum(table[kind].values()) >= PER_KIND
+        assert table[kind]["fail"] / sum(table[kind].values()) >= 0.9, kind
+
+
+def test_every_clean_render_passes(clean_results: list[tuple[str, str, bool, list[str]]]) -> None:
+    """All fixture items in all four scenes pass (the ≥ 99% clean target)."""
+    results = clean_results
+    failed = [(name, codes) for _k, name, passed, codes in results if not passed]
+    print(
+        f"\nclean pass rate {1 - len(failed) / len(results):.3f} ({len(results)} images): {failed}"
+    )
+    assert len(results) == len(SCENES) * 21
+    assert (len(results) - len(failed)) / len(results) >= 0.99

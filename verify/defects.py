@@ -1,0 +1,196 @@
+"""Synthetic one-defect images made from real renders, to measure what the verifier catches."""
+
+from __future__ import annotations
+
+import io
+import random
+import re
+from dataclasses import dataclass, replace
+
+import cv2
+import numpy as np
+from PIL import Image
+
+from renderer.items import Item
+from renderer.records import Layout, Region, quad_bounds
+
+KINDS = (
+    "option_removed",
+    "digit_changed",
+    "options_swapped",
+    "figure_replaced",
+    "figure_removed",
+    "question_truncated",
+    "illegible",
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One image to verify, the item it is checked against, and whether it is defective."""
+
+    name: str
+    kind: str  # "clean" or one of KINDS
+    image: np.ndarray
+    item: Item
+    layout: Layout
+    render: dict
+
+
+def _box(region: Region) -> tuple[int, int, int, int]:
+    x0, y0, x1, y1 = quad_bounds(region.quad)
+    return int(x0), int(y0), int(np.ceil(x1)), int(np.ceil(y1))
+
+
+def _ground(image: np.ndarray, box: tuple[int, int, int, int]) -> tuple[int, ...]:
+    x0, y0, x1, y1 = box
+    ring = np.concatenate(
+        [image[max(0, y0 - 2) : y0, x0:x1].reshape(-1, 3), image[y1 : y1 + 2, x0:x1].reshape(-1, 3)]
+    )
+    if not ring.size:
+        return (255, 255, 255)
+    return tuple(int(c) for c in np.median(ring, axis=0))
+
+
+def _paint(image: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
+    out = image.copy()
+    x0, y0, x1, y1 = box
+    out[y0:y1, x0:x1] = _ground(image, box)
+    return out
+
+
+def _text_options(layout: Layout, item: Item) -> list[Region]:
+    return [
+        r
+        for r in layout.regions
+        if r.kind == "option"
+        and r.text.strip()
+        and not re.search(r"<image", item.options[ord(r.letter) - 65])
+    ]
+
+
+def _label_split(image: np.ndarray, region: Region) -> int:
+    """Return the x (image px) where an option's label ends and its text begins."""
+    x0, y0, x1, y1 = _box(region)
+    grey = cv2.cvtColor(image[y0:y1, x0:x1], cv2.COLOR_RGB2GRAY)
+    if np.median(grey) < 128:
+        grey = 255 - grey
+    ink = (grey < np.median(grey) - 60).any(axis=0)
+    columns = np.nonzero(ink)[0]
+    if not columns.size:
+        return x0
+    gap = max(4, int(region.font_px * 0.25))
+    run = 0
+    for x in range(columns[0], len(ink)):
+        run = run + 1 if not ink[x] else 0
+        if run >= gap:
+            return x0 + x - run // 2
+    return x0 + len(ink) // 3
+
+
+def option_removed(
+    image: np.ndarray, item: Item, layout: Layout, rng: random.Random
+) -> tuple[np.ndarray, Item] | None:
+    """Paint one text option (label and text) with its background."""
+    options = _text_options(layout, item)
+    if not options:
+        return None
+    return _paint(image, _box(rng.choice(options))), item
+
+
+def digit_changed(
+    image: np.ndarray, item: Item, layout: Layout, rng: random.Random
+) -> tuple[np.ndarray, Item] | None:
+    """Keep the image; change one digit of the item's stem (the image now shows another number)."""
+    text = re.sub(r"<image\s*\d+>", lambda m: "\0" * len(m.group(0)), item.question)
+    digits = [m.start() for m in re.finditer(r"\d", text)]
+    if not digits:
+        return None
+    at = rng.choice(digits)
+    new = str((int(item.question[at]) + rng.randint(1, 8)) % 10)
+    return image, replace(item, question=item.question[:at] + new + item.question[at + 1 :])
+
+
+def options_swapped(
+    image: np.ndarray, item: Item, layout: Layout, rng: random.Random
+) -> tuple[np.ndarray, Item] | None:
+    """Swap the text (not the labels) of two options that read differently."""
+    options = _text_options(layout, item)
+    pairs = [
+        (a, b)
+        for i, a in enumerate(options)
+        for b in options[i + 1 :]
+        if a.text.strip() != b.text.strip()
+    ]
+    if not pairs:
+        return None
+    a, b = rng.choice(pairs)
+    out = image.copy()
+    _ax0, ay0, ax1, ay1 = _box(a)
+    _bx0, by0, bx1, by1 = _box(b)
+    sa, sb = _label_split(image, a), _label_split(image, b)
+    piece_a = image[ay0:ay1, sa:ax1].copy()
+    piece_b = image[by0:by1, sb:bx1].copy()
+    out[ay0:ay1, sa:ax1] = _ground(image, (sa, ay0, ax1, ay1))
+    out[by0:by1, sb:bx1] = _ground(image, (sb, by0, bx1, by1))
+    h = min(piece_b.shape[0], ay1 - ay0)
+    w = min(piece_b.shape[1], ax1 - sa)
+    out[ay0 : ay0 + h, sa : sa + w] = piece_b[:h, :w]
+    h = min(piece_a.shape[0], by1 - by0)
+    w = min(piece_a.shape[1], bx1 - sb)
+    out[by0 : by0 + h, sb : sb + w] = piece_a[:h, :w]
+    return out, item
+
+
+def figure_replaced(
+    image: np.ndarray, item: Item, layout: Layout, rng: random.Random, others: list[bytes]
+) -> tuple[np.ndarray, Item] | None:
+    """Paste another fixture figure into a figure box, resized to the box."""
+    figures = [r for r in layout.regions if r.kind == "figure" and r.figure in item.figures]
+    if not figures:
+        return None
+    region = rng.choice(figures)
+    own = item.figures[region.figure].data
+    data = rng.choice([o for o in others if o != own])
+    x0, y0, x1, y1 = _box(region)
+    other = Image.open(io.BytesIO(data)).convert("RGB").resize((x1 - x0, y1 - y0))
+    out = image.copy()
+    out[y0:y1, x0:x1] = np.asarray(other)
+    return out, item
+
+
+def figure_removed(
+    image: np.ndarray, item: Item, layout: Layout, rng: random.Random
+) -> tuple[np.ndarray, Item] | None:
+    """Paint a figure box with its background."""
+    figures = [r for r in layout.regions if r.kind == "figure" and r.figure in item.figures]
+    if not figures:
+        return None
+    return _paint(image, _box(rng.choice(figures))), item
+
+
+def question_truncated(
+    image: np.ndarray, item: Item, layout: Layout, rng: random.Random
+) -> tuple[np.ndarray, Item] | None:
+    """Cut the end of the question off: its last line, or the right 40% of a single line."""
+    questions = [r for r in layout.regions if r.kind == "question" and r.text.strip()]
+    if not questions:
+        return None
+    region = questions[-1]
+    x0, y0, x1, y1 = _box(region)
+    line = region.font_px * 1.6
+    if (y1 - y0) > 1.6 * line:
+        box = (x0, int(y1 - line * 1.05), x1, y1)
+    else:
+        box = (x0 + int((x1 - x0) * 0.45), y0, x1, y1)
+    return _paint(image, box), item
+
+
+def illegible(
+    image: np.ndarray, item: Item, layout: Layout, rng: random.Random
+) -> tuple[np.ndarray, Item] | None:
+    """Downscale to a fifth, blur, and scale back: text no one can read."""
+    h, w = image.shape[:2]
+    small = cv2.resize(image, (w // 5, h // 5), interpolation=cv2.INTER_AREA)
+    small = cv2.GaussianBlur(small, (3, 3), 1.2)
+    return cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR), item
