@@ -79,7 +79,7 @@ def _label_split(image: np.ndarray, region: Region) -> int:
     columns = np.nonzero(ink)[0]
     if not columns.size:
         return x0
-    gap = max(4, int(region.font_px * 0.25))
+    gap = max(3, int(region.font_px * 0.18))
     run = 0
     for x in range(columns[0], len(ink)):
         run = run + 1 if not ink[x] else 0

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from verify.expected import Field
 from verify.labels import same_letter, split_label
-from verify.text import ocr_accuracy, word_recall
+from verify.text import missing_ends, ocr_accuracy, word_recall
 from verify.thresholds import Thresholds
 from verify.tokens import is_short, missing_numbers, missing_units, short_option_found
 from verify.verdicts import Reason, RegionScore
@@ -36,6 +36,12 @@ def _text_checks(
         measures["rule"] = "ocr accuracy"
         if score < minimum:
             reasons.append(Reason("text_mismatch", field.name, f"accuracy {score:.2f}"))
+    ends = missing_ends(field.text, observed)
+    if ends:
+        measures["missing_ends"] = ends
+        reasons.append(
+            Reason("text_mismatch", field.name, f"{' and '.join(ends)} of the text not read")
+        )
     missing = missing_numbers(field.text, observed)
     if missing:
         measures["missing_numbers"] = missing

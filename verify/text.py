@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
 _QUOTES = str.maketrans(
@@ -101,6 +102,27 @@ def ocr_accuracy(expected: str, observed: str) -> float:
     if not a and not b:
         return 1.0
     return 1.0 - Levenshtein.distance(a, b) / max(len(a), len(b))
+
+
+END_CHARS = 16  # characters at each end of a long text that must be read (truncation check)
+
+
+def missing_ends(expected: str, observed: str, min_ratio: float = 80.0) -> list[str]:
+    """Return "start" and/or "end" when a long text's first or last characters are not read.
+
+    A truncated text can keep a high overall accuracy when only a short last
+    line is lost; its ends must therefore be found near the ends of the OCR text.
+    """
+    a, b = compact(expected).casefold(), compact(observed).casefold()
+    if len(a) < 3 * END_CHARS:
+        return []
+    missing = []
+    span = 2 * END_CHARS
+    if fuzz.partial_ratio(a[:END_CHARS], b[:span]) < min_ratio:
+        missing.append("start")
+    if fuzz.partial_ratio(a[-END_CHARS:], b[-span:]) < min_ratio:
+        missing.append("end")
+    return missing
 
 
 def word_recall(expected: str, observed: str) -> float:
