@@ -20,6 +20,9 @@ def figure_word(language: str) -> str:
     return words_for(language)["figure"]
 
 
+MATH_GAP = "\n"  # where a formula stood in a field's text (split point for word recall)
+
+
 @dataclass(frozen=True)
 class Field:
     """One part of the item as it should read: `text` without math, figure tags as words."""
@@ -42,7 +45,7 @@ def _flatten(source: str, figure_word: str, *, drop_figure_refs: bool) -> Field:
             parts.append(segment.text)
         elif isinstance(segment, Math):
             math.append(segment.latex)
-            parts.append(" ")
+            parts.append(MATH_GAP)
         elif isinstance(segment, FigureRef):
             figures.append(segment.number)
             if not (only_figures or drop_figure_refs):

@@ -33,6 +33,7 @@ from verify.layout_checks import final_font_px, layout_reasons
 from verify.ocr import join_words, language_for, ocr_stacked, words
 from verify.scoring import FieldResult, score_option, score_stem
 from verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from verify.tokens import is_short
 from verify.verdicts import Reason, RegionScore, Verdict, verdict
 
 TARGET_FONT_PX = 22.0  # tesseract reads best around this size
@@ -127,7 +128,7 @@ def verify_image(
         crop, text = by_name[field.name]
         result = score_option(field, text, thresholds)
         for attempt in range(len(RETRIES)):
-            if not result.reasons or result.score < RETRY_FROM:
+            if not result.reasons or (result.score < RETRY_FROM and not is_short(field.text)):
                 break
             retried = score_option(field, _retry(crop, lang, attempt), thresholds)
             if _better(retried, result):

@@ -36,7 +36,7 @@ def _text_checks(
         measures["rule"] = "ocr accuracy"
         if score < minimum:
             reasons.append(Reason("text_mismatch", field.name, f"accuracy {score:.2f}"))
-    ends = missing_ends(field.text, observed)
+    ends = [] if field.math else missing_ends(field.text, observed)
     if ends:
         measures["missing_ends"] = ends
         reasons.append(

@@ -125,13 +125,24 @@ def missing_ends(expected: str, observed: str, min_ratio: float = 80.0) -> list[
     return missing
 
 
-def word_recall(expected: str, observed: str) -> float:
-    """Return the share of the expected words (2+ characters) found in the observed text."""
-    wanted = [w for w in normalise(expected).casefold().split() if len(w) >= 2]
+def word_recall(expected: str, observed: str, min_ratio: float = 85.0) -> float:
+    """Return the share of the expected words found (fuzzily) in the observed text.
+
+    Line breaks in `expected` mark where formulas stood; each piece is split
+    into words (a CJK piece without spaces is one word). A word counts as
+    found when it aligns with part of the observed text at `min_ratio` or better.
+    """
+    wanted = [
+        w
+        for chunk in expected.split("\n")
+        for w in normalise(chunk).casefold().split()
+        if len(w) >= 2
+    ]
     if not wanted:
         return 1.0
     seen = compact(observed).casefold()
-    return sum(1 for w in wanted if w in seen) / len(wanted)
+    found = sum(1 for w in wanted if w in seen or fuzz.partial_ratio(w, seen) >= min_ratio)
+    return found / len(wanted)
 
 
 def compact(text: str) -> str:

@@ -10,7 +10,8 @@ from verify.text import compact, normalise
 # A number: optional sign, digits with thousands separators or decimals.
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?")
 # A unit right after a number: short letter run, maybe with / or ^ and a digit.
-_UNIT = re.compile(r"\s?(%|°[CF]?|[A-Za-zμΩ]{1,4}(?:/[A-Za-z]{1,4})?(?:\^?\d)?)(?![A-Za-z])")
+# Only ASCII units: symbols such as Ω or μ are outside what tesseract's models read reliably.
+_UNIT = re.compile(r"\s?(%|°[CF]?|[A-Za-z]{1,4}(?:/[A-Za-z]{1,4})?(?:\^?\d)?)(?![A-Za-z])")
 SHORT_OPTION_CHARS = 12
 
 
