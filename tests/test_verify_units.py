@@ -1,0 +1,113 @@
+"""Unit tests of the verifier's text, token, label, contrast, font and report pieces."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from renderer.items import Item
+from verify.contrast import css_contrast, pixel_contrast
+from verify.expected import options, stem
+from verify.fonts import font_facts, uncovered
+from verify.labels import split_label
+from verify.report import audit_html, diff_html
+from verify.text import accuracy, missing_ends, normalise, ocr_accuracy, word_recall
+from verify.thresholds import DEFAULT_THRESHOLDS
+from verify.tokens import missing_numbers, missing_units, short_option_found
+from verify.verdicts import Reason, RegionScore, verdict
+
+
+def test_normalise_folds_width_quotes_dashes_spaces_and_cjk_spacing() -> None:
+    assert normalise("ＡＢＣ１２３  “x” – y\n z") == 'ABC123 "x" - y z'
+    assert normalise("図 1 の 回 路 で") == "図1の回路で"
+    assert normalise("fill in ______ here") == "fill in here"
+
+
+def test_accuracy_is_one_minus_levenshtein_over_max_length() -> None:
+    assert accuracy("abcd", "abce") == pytest.approx(0.75)
+    assert accuracy("", "") == 1.0
+    assert ocr_accuracy("A stroke.", "Astroke.") == 1.0
+
+
+def test_a_changed_number_is_a_missing_critical_token_despite_high_similarity() -> None:
+    source, read = "The budget is 4,500 dollars", "The budget is 4,600 dollars"
+    assert ocr_accuracy(source, read) > 0.9
+    assert missing_numbers(source, read) == ["4,500"]
+    assert missing_numbers("at 100 kPa, 300 K", "at 100kPa, 300 K") == []
+    assert missing_units("at 100 kPa", "at 100 Pa") == ["100kPa"]
+    assert missing_numbers("Fig. P2.79", "Fig. P2.19") == ["P2.79"]
+
+
+def test_short_options_must_be_read_exactly() -> None:
+    assert short_option_found("0.45, 0.56", "0.45,0.56")
+    assert not short_option_found("0.45, 0.56", "0.45, 0.66")
+
+
+def test_truncated_text_misses_its_end() -> None:
+    text = "Find the first- and second-law efficiencies of the heat engine shown here."
+    assert missing_ends(text, text) == []
+    assert missing_ends(text, text[:50]) == ["end"]
+
+
+def test_word_recall_splits_at_formula_gaps() -> None:
+    assert (
+        word_recall(
+            "二次方程式\nの解として正しいものはどれか。",
+            "二次方程式 x2-5x+6=0 の解として正しいものはどれか。",
+        )
+        == 1.0
+    )
+
+
+def test_option_labels_with_common_misreadings() -> None:
+    assert split_label("(A) 0.74,0.32") == ("A", "0.74,0.32")
+    assert split_label("(1) E1 + E3")[0] == "I"
+    assert split_label("(c) E3")[0] == "C"
+    assert split_label("no label")[0] is None
+
+
+def test_expected_text_replaces_figure_tags_and_drops_math() -> None:
+    item = Item("q", "See <image 1>: solve $x^2=4$ now", ("<image 2>", "two"), 0)
+    assert stem(item).text == "See Figure 1: solve \n now"
+    assert stem(item).math == ("x^2=4",)
+    assert [o.text for o in options(item)] == ["", "two"]
+    assert stem(Item("j", "<image 1>を見よ", ("a", "b"), 0, language="ja")).text == "図1を見よ"
+
+
+def test_wcag_contrast_from_css_and_from_pixels() -> None:
+    assert css_contrast("rgb(0, 0, 0)", "rgb(255, 255, 255)") == pytest.approx(21.0)
+    assert css_contrast("rgb(0, 0, 0)", "linear-gradient(red, blue)") is None
+    crop = np.full((20, 60, 3), 255, dtype=np.uint8)
+    crop[8:12, 10:50] = (119, 119, 119)  # #777 on white: 4.48
+    assert pixel_contrast(crop) == pytest.approx(4.48, abs=0.05)
+
+
+def test_glyph_coverage_uses_installed_font_files() -> None:
+    facts = font_facts("DejaVu Sans")
+    assert facts is not None and 0.3 < facts.x_height < 0.7
+    assert uncovered("abc", ["DejaVu Sans"]) == []
+    assert uncovered("日本", ["DejaVu Sans"]) == ["日", "本"]
+
+
+def test_report_escapes_item_text_and_marks_the_diff() -> None:
+    assert diff_html("a <b>", "a <c>") == "a &lt;<del>b</del><ins>c</ins>&gt;"
+    bad = verdict(
+        "images/x.png",
+        "<script>alert(1)</script>",
+        "regions",
+        "eng",
+        [Reason("text_mismatch", "question", "accuracy 0.5")],
+        [RegionScore("question", "question", 0.5, "<img src=x>", "ok")],
+    )
+    good = verdict("images/y.png", "ok", "regions", "eng", [], [])
+    page = audit_html([good, bad], {"total": 2, "by_reason": {"text_mismatch": 1}}, Path("/r"))
+    assert "<script>" not in page and "&lt;script&gt;" in page and "&lt;img src=x&gt;" in page
+    assert page.index("FAIL") < page.index("PASS")
+
+
+def test_thresholds_reject_unknown_names() -> None:
+    assert DEFAULT_THRESHOLDS.updated({"contrast": "3"}).contrast == 3.0
+    with pytest.raises(ValueError, match="unknown threshold"):
+        DEFAULT_THRESHOLDS.updated({"nope": 1})
