@@ -33,7 +33,7 @@ Ranges are `(low, high)` drawn uniformly per image; `p_*` are probabilities.
 | | blur, noise, encoding | as phone_photo_paper light | as medium | as strong |
 | scan | skew (°) / shift | ±0.5 / 0.005 | ±1.5 / 0.01 | ±3 / 0.02 |
 | | paper grain | 0.01–0.02 | 0.02–0.04 | 0.04–0.06 |
-| | toner speckle / dropout / stroke spread | 0.0005 / 0.01 / 0 | 0.002 / 0.03 / 0 | 0.005 / 0.06 / 0 |
+| | toner speckle / dropout / stroke spread | 0.0005 / 0.01 / 0 | 0.002 / 0.03 / 0 | 0.005 / 0.09 / 0 |
 | | black / white level, saturation | 0–8 / 246–255, 1.0 | 14–28 / 226–240, 0.8–1.0 | 34–56 / 200–220, 0.3–0.6 |
 | | downscale | 1.0 | 0.85–0.95 | 0.42–0.5 |
 | | encoding | PNG | JPEG q 85–92 | JPEG q 55–65 |
@@ -168,7 +168,7 @@ TABLE: dict[str, dict[str, Spec]] = {
                             "saturation": (0.8, 1.0)},
                    "downscale": (0.85, 0.95), "encode": {"p_jpeg": 1.0, "quality": (85, 92)}},
         "strong": {"skew": {"skew": 3.0, "shift": 0.02}, "grain": (0.04, 0.06),
-                   "toner": {"speckle": (0.004, 0.006), "dropout": (0.05, 0.07), "spread": (0, 0)},
+                   "toner": {"speckle": (0.004, 0.006), "dropout": (0.08, 0.1), "spread": (0, 0)},
                    "tone": {"temperature": (0.0, 0.04), "black": (34, 56), "white": (200, 220),
                             "saturation": (0.3, 0.6)},
                    "downscale": (0.42, 0.5), "encode": {"p_jpeg": 1.0, "quality": (55, 65)}},
@@ -215,9 +215,9 @@ def pipeline(preset: str, severity: str) -> tuple[Compose, Spec]:
         return Compose(steps), camera["encode"]
     steps = [
         PaperGrain({"grain": s["grain"]}),
-        TonerNoise(s["toner"]),
         Warp(photo_geometry.scanner_skew(s["skew"])),
-        ToneBalance(s["tone"]),
         Downscale(s["downscale"]),
+        TonerNoise(s["toner"]),
+        ToneBalance(s["tone"]),
     ]
     return Compose(steps), s["encode"]
