@@ -14,7 +14,10 @@ from degradations.warp import build_maps
 
 def _stages(k1: float, curl: bool) -> list[dict]:
     bend = {"kind": "bend", "normal": [0.6, 0.8], "start": 700.0, "light": 1.0, "shade": 0.2}
-    bend |= {"mode": "curl", "radius": 260.0} if curl else {"mode": "fold", "angle": 0.2}
+    bend |= {
+        "mode": "curl",
+        "radius": 400.0,
+    }  # page stays within a quarter turn if curl else {"mode": "fold", "angle": 0.2}
     return [
         bend,
         {"kind": "homography", "matrix": [[0.8, 0.06, 50], [0.02, 0.85, 40], [2e-5, 3e-5, 1]]},
