@@ -14,6 +14,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 from rapidfuzz import fuzz
 
@@ -28,7 +29,18 @@ from verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from verify.tokens import is_short, missing_numbers, short_option_found
 from verify.verdicts import Reason, RegionScore, Verdict, verdict
 
-_ANCHOR = re.compile(r"^[\(\[]?([A-Z])[\)\].:](.*)$")
+_ANCHOR = re.compile(r"^[\(\[]?([A-Z1l|])[\)\].:](.*)$")
+# Letters OCR reads in place of a label letter; used when labels are assigned in sequence.
+_LOOKALIKE = {
+    "F": "EP",
+    "E": "F",
+    "I": "1l|JT",
+    "D": "O0",
+    "O": "D0",
+    "G": "C6",
+    "C": "G",
+    "B": "8",
+}
 MIN_LONG_SIDE = 1400  # smaller pages are enlarged before OCR
 
 
@@ -56,8 +68,33 @@ def _anchors(found: list[Word]) -> list[Anchor]:
             previous is not None and word.left - (previous.left + previous.width) > 2 * word.height
         )
         if starts_line or wide_gap or word.text.startswith("("):
-            anchors.append(Anchor(match.group(1), index, word.left, word.top, word.height))
+            letter = {"1": "I", "l": "I", "|": "I"}.get(match.group(1), match.group(1))
+            anchors.append(Anchor(letter, index, word.left, word.top, word.height))
     return anchors
+
+
+def assign_anchors(anchors: list[Anchor], letters: list[str]) -> dict[str, Anchor]:
+    """Return each option letter's label anchor.
+
+    Exact letters first (first occurrence); then a letter still without a label
+    takes an unused label read as a look-alike ("(E)" read twice where "(F)"
+    belongs) — one per letter, in reading order.
+    """
+    assigned: dict[str, Anchor] = {}
+    used: set[int] = set()
+    for anchor in anchors:
+        if anchor.letter in letters and anchor.letter not in assigned:
+            assigned[anchor.letter] = anchor
+            used.add(anchor.index)
+    for letter in letters:
+        if letter in assigned:
+            continue
+        for anchor in anchors:
+            if anchor.index not in used and anchor.letter in _LOOKALIKE.get(letter, ""):
+                assigned[letter] = anchor
+                used.add(anchor.index)
+                break
+    return assigned
 
 
 def _segment(found: list[Word], start: int, stops: set[int]) -> tuple[str, int]:
@@ -74,18 +111,46 @@ def _segment(found: list[Word], start: int, stops: set[int]) -> tuple[str, int]:
     return " ".join(parts), end
 
 
-def _page_words(image: np.ndarray, lang: str) -> tuple[list[Word], float]:
+def remove_rules(grey: np.ndarray) -> np.ndarray:
+    """Return the grey page with long straight rules (ruled paper, margins, frames) painted out.
+
+    Rules that cross text make tesseract merge words ("the-engine"); they are
+    found as long thin runs of darker pixels by morphological opening.
+    """
+    background = float(np.median(grey))
+    ink = (grey < background - 25).astype(np.uint8)
+    long = max(40, grey.shape[1] // 12)
+    horizontal = cv2.morphologyEx(
+        ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (long, 1))
+    )
+    vertical = cv2.morphologyEx(
+        ink,
+        cv2.MORPH_OPEN,
+        cv2.getStructuringElement(cv2.MORPH_RECT, (1, max(40, grey.shape[0] // 12))),
+    )
+    rules = cv2.dilate(horizontal | vertical, np.ones((3, 3), np.uint8)) > 0
+    out = grey.copy()
+    out[rules] = int(background)
+    return out
+
+
+def _page_words(image: np.ndarray, lang: str, *, rules: bool) -> tuple[list[Word], float]:
     grey = gray(image)
     long_side = max(grey.shape[:2])
     scale = 1.0
     if long_side < MIN_LONG_SIDE:
-        import cv2
-
         scale = MIN_LONG_SIDE / long_side
         grey = cv2.resize(grey, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
     if float(np.median(grey)) < 128:
         grey = 255 - grey
-    return words(grey, lang, psm=3), scale
+    if rules:
+        grey = remove_rules(grey)
+    found = words(grey, lang, psm=3)
+    if len(found) < 20:  # page segmentation gave up (busy background): read it as sparse text
+        sparse = words(grey, lang, psm=11)
+        if len(sparse) > len(found):
+            found = sparse
+    return found, scale
 
 
 def audit_image(
@@ -96,17 +161,69 @@ def audit_image(
     image_name: str = "",
     check_figures: bool = True,
 ) -> Verdict:
-    """Audit one image with no layout record against its item (whole-page OCR + alignment)."""
+    """Audit one image with no layout record against its item (whole-page OCR + alignment).
+
+    The page is read twice, as is and with long rules (ruled paper, frames)
+    painted out; the reading that explains the item better is kept.
+    """
     lang = language_for(item.language, [item.question, *item.options])
-    found, _scale = _page_words(image, lang)
+    best: Verdict | None = None
+    for rules in (False, True):
+        found, _scale = _page_words(image, lang, rules=rules)
+        result = _audit_words(found, item, lang, thresholds, image_name)
+        if best is None or _fit(result) > _fit(best):
+            best = result
+        if not best.reasons:
+            break
+    assert best is not None
+    if check_figures:
+        reasons, scores = _figures(image, item, thresholds)
+        best = verdict(
+            image_name,
+            item.id,
+            "whole_image",
+            lang,
+            [*best.reasons, *reasons],
+            [*best.regions, *scores],
+        )
+    return best
+
+
+def _fit(result: Verdict) -> tuple[int, float]:
+    """Return how well a reading explains the item: fewer failed fields, then higher scores."""
+    scores = [r.score for r in result.regions if r.score is not None]
+    failed = len({r.region for r in result.reasons})
+    return (-failed, sum(scores) / len(scores) if scores else 0.0)
+
+
+def _figures(
+    image: np.ndarray, item: Item, thresholds: Thresholds
+) -> tuple[list[Reason], list[RegionScore]]:
+    reasons: list[Reason] = []
+    scores: list[RegionScore] = []
+    for number, figure in sorted(item.figures.items()):
+        score, method = figure_score(image, decode_figure(figure.data))
+        minimum = thresholds.figure_features if method == "features" else thresholds.figure_template
+        if score < minimum:
+            reasons.append(
+                Reason("figure_missing", f"figure:{number}", f"{method} score {score:.2f}")
+            )
+        scores.append(RegionScore(f"figure:{number}", "figure", score, measures={"method": method}))
+    return reasons, scores
+
+
+def _audit_words(
+    found: list[Word], item: Item, lang: str, thresholds: Thresholds, image_name: str
+) -> Verdict:
+    """Return the text verdict of one OCR reading of a page (stem, options, order)."""
     page = "\n".join(_lines(found))
     reasons: list[Reason] = []
     scores: list[RegionScore] = []
 
     anchors = _anchors(found)
-    first_anchor = {a.letter: a for a in reversed(anchors)}  # first occurrence wins
     options = source.options(item, drop_figure_refs=True)
     letters = [f.letter for f in options]
+    first_anchor = assign_anchors(anchors, letters)
     stops = {a.index for a in anchors if a.letter in letters}
 
     # Stem: align its text in the page text before the first option label.
@@ -145,18 +262,6 @@ def audit_image(
             break
     reasons.extend(_reading_order([first_anchor[x] for x in letters if x in first_anchor]))
 
-    if check_figures:
-        for number, figure in sorted(item.figures.items()):
-            score, method = figure_score(image, decode_figure(figure.data))
-            if score < (
-                thresholds.figure_features if method == "features" else thresholds.figure_template
-            ):
-                reasons.append(
-                    Reason("figure_missing", f"figure:{number}", f"{method} score {score:.2f}")
-                )
-            scores.append(
-                RegionScore(f"figure:{number}", "figure", score, measures={"method": method})
-            )
     return verdict(image_name, item.id, "whole_image", lang, reasons, scores)
 
 
