@@ -114,7 +114,9 @@ def augraphy_rates(paths: list[Path], repeat: int, python: str | None) -> dict[s
         print("Augraphy not installed: skipped (pip install augraphy, or --augraphy-python PATH)")
         return None
     args = [interpreter, "-c", AUGRAPHY_SCRIPT, json.dumps([str(p) for p in paths]), str(repeat)]
-    done = subprocess.run(args, capture_output=True, text=True, check=False)
+    # Augraphy writes a cache folder into its working directory: keep it out of the tree.
+    with tempfile.TemporaryDirectory() as scratch:
+        done = subprocess.run(args, capture_output=True, text=True, check=False, cwd=scratch)
     if done.returncode != 0:
         print("Augraphy run failed:", done.stderr.strip().splitlines()[-1:])
         return None
