@@ -9,7 +9,9 @@
   background the MMMU-Pro tool recorded in `mix_data.jsonl` (adapter keys
   `font`, `fontSize`, `background`, `category` in `Item.meta`), on the `plain`
   scene; its photo backgrounds map to procedural textures; `category`
-  (screenshot/photo) is recorded in the condition.
+  (screenshot/photo) is recorded in the condition, and a `photo` item — in
+  MMMU-Pro a phone photo of the screenshot on a monitor — goes through the
+  `phone_photo_screen` capture at medium severity.
 - `uniform` is one fixed look.
 """
 
@@ -123,6 +125,7 @@ def _mmmu_pro(item: Item, seed: int) -> PresetChoice:
     else:
         raise ItemError(item.id, "background", f"unknown MMMU-Pro background {background!r}")
     face = next(key for key, name in FACE_KEYS.items() if name == font)
+    category = str(meta.get("category", "screenshot"))
     spec = PresentationSpec(
         scene="plain",
         color=color,
@@ -130,8 +133,9 @@ def _mmmu_pro(item: Item, seed: int) -> PresetChoice:
         font_face=face,
         font_size=size,
         texture=texture,
+        capture="phone_photo_screen" if category == "photo" else "none",
+        severity="medium",
     )
-    category = str(meta.get("category", "screenshot"))
     return PresetChoice(spec, {"preset": "mmmu_pro", "category": category})
 
 

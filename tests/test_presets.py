@@ -102,6 +102,9 @@ def test_mmmu_pro_reproduces_font_size_background_and_category(tmp_path: Path) -
         else:
             assert p["texture"] == MMMU_PHOTO_TEXTURES[source["background"]]
         assert row["condition"] == {"preset": "mmmu_pro", "category": source["category"]}
+        photo = source["category"] == "photo"
+        assert p["capture"] == ("phone_photo_screen" if photo else "none")
+        assert bool(row.get("clean_image")) == photo
         layout = json.loads((tmp_path / row["layout"]).read_text())["layout"]
         lookalike = LOOKALIKES[source["font"]][1].family
         assert layout["fonts_requested"][-1] == lookalike
