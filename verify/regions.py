@@ -21,6 +21,7 @@ from verify.crops import (
     rectify,
     scaled,
 )
+from verify.expected import Field
 from verify.figures import (
     BLANK_FIGURE_STD,
     SHIFT,
@@ -39,6 +40,7 @@ from verify.verdicts import Reason, RegionScore, Verdict, verdict
 TARGET_FONT_PX = 22.0  # tesseract reads best around this size
 # Tried in turn on a region that failed at the normal scale: (scale for 20 px text, binarise).
 RETRIES = ((2.0, False), (1.5, True), (2.5, False), (1.2, True))
+MAX_RETRIED_FIELDS = 4  # more failing fields than this: the image fails whatever a re-read finds
 RETRY_FROM = 0.5  # only a region scoring at least this is worth re-reading (near misses)
 
 
@@ -79,6 +81,27 @@ def _retry(crop: TextCrop, lang: str, attempt: int) -> str:
     return join_words(words(pixels, lang, psm=7 if one_line else 6))
 
 
+def _reread(
+    entry: tuple[Field, list[TextCrop], FieldResult], lang: str, thresholds: Thresholds
+) -> tuple[Field, list[TextCrop], FieldResult]:
+    """Read a failing field's crops again, alone, at other scales; keep the best reading."""
+    field, crops, result = entry
+    nothing_read = not result.region.observed.strip()
+    if not crops or nothing_read or (result.score < RETRY_FROM and not is_short(field.text)):
+        return entry
+    for attempt in range(len(RETRIES)):
+        observed = "\n".join(_retry(c, lang, attempt) for c in crops)
+        if field.letter:
+            retried = score_option(field, observed, thresholds)
+        else:
+            retried = score_stem(field, observed, thresholds)
+        if _better(retried, result):
+            result = retried
+        if not result.reasons:
+            break
+    return field, crops, result
+
+
 def _better(new: FieldResult, old: FieldResult) -> bool:
     if len(new.reasons) != len(old.reasons):
         return len(new.reasons) < len(old.reasons)
@@ -99,45 +122,39 @@ def verify_image(
     reasons: list[Reason] = list(layout_reasons(image, item, layout, thresholds, render))
     scores: list[RegionScore] = []
 
+    fig_reasons, fig_scores = _figures(image, item, layout, thresholds)
+    reasons.extend(fig_reasons)
+
     crops = _text_crops(image, layout, render)
     texts = ocr_stacked([c.first for c in crops], lang)
     by_name = {c.region.name: (c, t) for c, t in zip(crops, texts, strict=True)}
-
-    # Stem: all question regions together, in layout order.
-    stem = source.stem(item)
     question = [(c, t) for c, t in zip(crops, texts, strict=True) if c.region.kind == "question"]
-    observed = "\n".join(t for _c, t in question)
-    result = score_stem(stem, observed, thresholds)
-    for attempt in range(len(RETRIES) if question else 0):
-        if not result.reasons or result.score < RETRY_FROM:
-            break
-        observed = "\n".join(_retry(c, lang, attempt) for c, _t in question)
-        retried = score_stem(stem, observed, thresholds)
-        if _better(retried, result):
-            result = retried
     if not question:
         reasons.append(Reason("text_mismatch", "question", "no question region"))
-    reasons.extend(result.reasons)
-    scores.append(result.region)
 
-    # Options: each in its own region, with its letter.
+    # First reading: the stem (all question regions together) and each option.
+    stem = source.stem(item)
+    fields: list[tuple[Field, list[TextCrop], FieldResult]] = [
+        (
+            stem,
+            [c for c, _t in question],
+            score_stem(stem, "\n".join(t for _c, t in question), thresholds),
+        )
+    ]
     for field in source.options(item):
         if field.name not in by_name:
             reasons.append(Reason("option_missing", field.name, "no region for this option"))
             continue
         crop, text = by_name[field.name]
-        result = score_option(field, text, thresholds)
-        for attempt in range(len(RETRIES)):
-            if not result.reasons or (result.score < RETRY_FROM and not is_short(field.text)):
-                break
-            retried = score_option(field, _retry(crop, lang, attempt), thresholds)
-            if _better(retried, result):
-                result = retried
+        fields.append((field, [crop], score_option(field, text, thresholds)))
+
+    # Re-read near misses, but only when that could still make the image pass.
+    failing = [f for f in fields if f[2].reasons]
+    if not reasons and 0 < len(failing) <= MAX_RETRIED_FIELDS:
+        fields = [_reread(f, lang, thresholds) if f[2].reasons else f for f in fields]
+    for _field, _crops, result in fields:
         reasons.extend(result.reasons)
         scores.append(result.region)
-
-    fig_reasons, fig_scores = _figures(image, item, layout, thresholds)
-    reasons.extend(fig_reasons)
     scores.extend(fig_scores)
     return verdict(image_name, item.id, "regions", lang, reasons, scores)
 
