@@ -3,12 +3,16 @@
 Every texture is a pure function of `(kind, width, height, seed)`; the seed also
 picks the variant (oak, walnut or pine wood; white, grey or black desk; …).
 Textures are built from low-resolution noise scaled up with OpenCV, so a
-1024 px texture costs a few milliseconds.
+1024 px texture costs a few milliseconds. `surface_texture` serves many seeds
+from a few cached bases per variant (a seeded cut, turn and tint of one), for
+callers that need a fresh backdrop per image at the cost of a copy.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
+from functools import lru_cache
 
 import cv2
 import numpy as np
@@ -166,3 +170,51 @@ def make_texture(
         raise ValueError(f"texture size must be positive, got {width}x{height}")
     image = _MAKERS[kind](rng, width, height, VARIANTS[kind][pick])
     return np.clip(image, 0, 255).astype(np.uint8)
+
+
+BASES = 2  # cached base textures per (kind, variant, size bucket) behind `surface_texture`
+_BUCKET = 64
+
+
+@lru_cache(maxsize=96)
+def _base(kind: str, variant: str, index: int, side: int) -> np.ndarray:
+    """A square base texture, generated once per key and kept read-only."""
+    key = f"{kind}\x1f{variant}\x1f{index}\x1f{side}".encode()
+    seed = int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") >> 1
+    base = make_texture(kind, side, side, seed, variant)
+    base.setflags(write=False)
+    return base
+
+
+def surface_texture(
+    kind: str, width: int, height: int, seed: int, variant: str | None = None
+) -> np.ndarray:
+    """Return a seeded RGB uint8 texture of shape (height, width, 3), cut from a cached base.
+
+    The seed picks the variant (unless `variant` fixes it), one of `BASES` base
+    textures, where to cut, a quarter turn or mirror, and a small per-channel
+    tint; the bases depend only on kind, variant and a size bucket, so after
+    the first calls this costs a copy instead of a texture synthesis.
+    """
+    names = variants(kind)
+    if width <= 0 or height <= 0:
+        raise ValueError(f"texture size must be positive, got {width}x{height}")
+    rng = np.random.default_rng(seed)
+    pick = names[int(rng.integers(len(names)))]
+    if variant is not None:
+        if variant not in names:
+            raise ValueError(f"texture {kind!r} has no variant {variant!r}; known: {names}")
+        pick = variant
+    side = -(-round(1.25 * max(width, height)) // _BUCKET) * _BUCKET
+    base = _base(kind, pick, int(rng.integers(BASES)), side)
+    if rng.random() < 0.5:
+        base = base.transpose(1, 0, 2)
+    x = int(rng.integers(side - width + 1))
+    y = int(rng.integers(side - height + 1))
+    cut = base[y : y + height, x : x + width]
+    if rng.random() < 0.5:
+        cut = cut[:, ::-1]
+    if rng.random() < 0.5:
+        cut = cut[::-1]
+    tint = np.append(1.0 + rng.normal(0.0, 0.03, 3), 0.0)
+    return cv2.multiply(np.ascontiguousarray(cut), tint, dtype=cv2.CV_8U)

@@ -16,7 +16,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from backgrounds import make_texture
+from backgrounds.textures import surface_texture
 from degradations import geometry
 from degradations.frame import Frame, Params, Transform, register
 
@@ -26,29 +26,86 @@ def _coarse_positions(size: int, cells: int) -> np.ndarray:
     return (np.arange(cells, dtype=np.float64) + 0.5) * size / cells - 0.5
 
 
+def _coarse_grid(width: int, height: int, grid: int) -> np.ndarray:
+    """Edge coordinates (N×2) of a coarse grid that `cv2.resize` interpolates exactly."""
+    gw = max(2, -(-width // grid))
+    gh = max(2, -(-height // grid))
+    grid_x, grid_y = np.meshgrid(
+        _coarse_positions(width, gw) + 0.5, _coarse_positions(height, gh) + 0.5
+    )
+    return np.stack([grid_x.ravel(), grid_y.ravel()], axis=1).reshape(gh, gw, 2)
+
+
+def coarse_maps(
+    stages: list[dict[str, Any]], width: int, height: int, grid: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return the backward map on a coarse grid (gh×gw×2 float32 index coordinates) and shading."""
+    points = _coarse_grid(width, height, grid)
+    gh, gw = points.shape[:2]
+    source, shade = geometry.backward(stages, points.reshape(-1, 2))
+    coarse = (source - 0.5).reshape(gh, gw, 2).astype(np.float32)
+    return coarse, shade.reshape(gh, gw).astype(np.float32)
+
+
+def full_maps(coarse: np.ndarray, width: int, height: int) -> np.ndarray:
+    """Return the coarse 2-channel map interpolated to every output pixel (float32)."""
+    return cv2.resize(coarse, (width, height), interpolation=cv2.INTER_LINEAR)
+
+
 def build_maps(
     stages: list[dict[str, Any]], width: int, height: int, grid: int, shading: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Return full-size float32 maps (source index coordinates) and, if asked, the shading."""
-    gw = max(2, -(-width // grid))
-    gh = max(2, -(-height // grid))
-    xs = _coarse_positions(width, gw)
-    ys = _coarse_positions(height, gh)
-    grid_x, grid_y = np.meshgrid(xs + 0.5, ys + 0.5)
-    points = np.stack([grid_x.ravel(), grid_y.ravel()], axis=1)
-    source, shade = geometry.backward(stages, points)
-    map_x = (source[:, 0] - 0.5).reshape(gh, gw).astype(np.float32)
-    map_y = (source[:, 1] - 0.5).reshape(gh, gw).astype(np.float32)
-    shade_map = shade.reshape(gh, gw).astype(np.float32)
-    size = (width, height)
+    """Return full-size float32 maps (source index coordinates) and, if asked, the shading.
+
+    These are the maps `Warp` remaps with (it converts them to fixed point).
+    """
+    coarse, shade = coarse_maps(stages, width, height, grid)
+    map_x, map_y = cv2.split(full_maps(coarse, width, height))
     full_shade = None
     if shading:
-        full_shade = cv2.resize(shade_map, size, interpolation=cv2.INTER_LINEAR)
-    return (
-        cv2.resize(map_x, size, interpolation=cv2.INTER_LINEAR),
-        cv2.resize(map_y, size, interpolation=cv2.INTER_LINEAR),
-        full_shade,
-    )
+        full_shade = cv2.resize(shade, (width, height), interpolation=cv2.INTER_LINEAR)
+    return map_x, map_y, full_shade
+
+
+def source_shading(stages: list[dict[str, Any]], width: int, height: int, grid: int) -> np.ndarray:
+    """Return the page's shading factor on a coarse grid of the source (gh×gw float32).
+
+    A bent page is shaded where it turns; the factor lives on the page, so it is
+    applied to the source before the remap and moves with the page.
+    """
+    points = _coarse_grid(width, height, grid)
+    gh, gw = points.shape[:2]
+    current = points.reshape(-1, 2)
+    shade = np.ones(current.shape[0])
+    bends = [i for i, stage in enumerate(stages) if stage["kind"] == "bend"]
+    for index, stage in enumerate(stages[: bends[-1] + 1] if bends else []):
+        if stage["kind"] == "bend":
+            shade *= geometry.bend_shading(stage, current)
+        if index < bends[-1]:
+            current = geometry.forward([stage], current)
+    return shade.reshape(gh, gw).astype(np.float32)
+
+
+def shade_source(image: np.ndarray, shade: np.ndarray) -> np.ndarray:
+    """Return a copy of `image` multiplied by the coarse `shade` field where it is not 1."""
+    changed = np.abs(shade - 1.0) > 1e-6
+    if not changed.any():
+        return image
+    gh, gw = shade.shape
+    height, width = image.shape[:2]
+    rows, cols = np.flatnonzero(changed.any(axis=1)), np.flatnonzero(changed.any(axis=0))
+    # grid cell k covers pixels around (k + 0.5)·size/cells; one cell of margin each side
+    y0 = max(0, (int(rows[0]) - 1) * height // gh)
+    y1 = min(height, -(-(int(rows[-1]) + 2) * height // gh))
+    x0 = max(0, (int(cols[0]) - 1) * width // gw)
+    x1 = min(width, -(-(int(cols[-1]) + 2) * width // gw))
+    # the field at full size, then read per channel from the interleaved row (h × 3w)
+    field = cv2.resize(shade, (width, height), interpolation=cv2.INTER_LINEAR)[y0:y1, x0:x1]
+    field3 = cv2.resize(field, (3 * (x1 - x0), y1 - y0), interpolation=cv2.INTER_NEAREST)
+    out = image.copy()
+    block = np.ascontiguousarray(image[y0:y1, x0:x1]).reshape(y1 - y0, 3 * (x1 - x0))
+    out[y0:y1, x0:x1] = cv2.multiply(block, field3, dtype=cv2.CV_8U).reshape(y1 - y0, x1 - x0, 3)
+    return out
 
 
 def background(spec: dict[str, Any], width: int, height: int) -> np.ndarray:
@@ -57,7 +114,7 @@ def background(spec: dict[str, Any], width: int, height: int) -> np.ndarray:
         return np.full((height, width, 3), spec["rgb"], np.uint8)
     scale = float(spec.get("scale", 1.0))
     small_w, small_h = max(8, round(width / scale)), max(8, round(height / scale))
-    texture = make_texture(spec["texture"], small_w, small_h, int(spec["seed"]))
+    texture = surface_texture(spec["texture"], small_w, small_h, int(spec["seed"]))
     if (small_w, small_h) == (width, height):
         return texture
     return cv2.resize(texture, (width, height), interpolation=cv2.INTER_LINEAR)
@@ -99,23 +156,23 @@ class Warp(Transform):
         """Remap the frame through every stage onto the output canvas."""
         width, height = params["size"]
         stages = params["stages"]
-        shading = bool(params.get("shading"))
-        map_x, map_y, shade = build_maps(stages, width, height, int(params.get("grid", 8)), shading)
-        fixed, frac = cv2.convertMaps(map_x, map_y, cv2.CV_16SC2)
+        grid = int(params.get("grid", 8))
+        coarse, _ = coarse_maps(stages, width, height, grid)
+        maps = full_maps(coarse, width, height)
+        fixed, frac = cv2.convertMaps(maps, None, cv2.CV_16SC2)
         source = frame.image
-        factor = None
-        if params.get("subpixel"):
-            factor = subpixel_mask(map_x, map_y, params["subpixel"])
-        if shade is not None:
-            shaded = cv2.merge([shade, shade, shade])
-            factor = shaded if factor is None else factor * shaded
+        if params.get("shading"):
+            shade = source_shading(stages, frame.width, frame.height, grid)
+            source = shade_source(source, shade)
         image = background(params["background"], width, height)
-        if factor is None:
+        if not params.get("subpixel"):
             cv2.remap(
                 source, fixed, frac, cv2.INTER_LINEAR, dst=image, borderMode=cv2.BORDER_TRANSPARENT
             )
         else:
-            page = cv2.remap(source, fixed, frac, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+            map_x, map_y = cv2.split(maps)
+            factor = subpixel_mask(map_x, map_y, params["subpixel"])
+            page = cv2.remap(source, fixed, frac, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
             page = cv2.multiply(page, factor, dtype=cv2.CV_8U)
             inside = cv2.bitwise_and(
                 cv2.inRange(map_x, -0.5, source.shape[1] - 0.5),
