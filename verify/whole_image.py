@@ -41,6 +41,8 @@ _LOOKALIKE = {
     "C": "G",
     "B": "8",
 }
+# Readings tried in turn until one explains the item: (paint out rules, page segmentation mode).
+READINGS = ((False, 3), (True, 3), (False, 6))
 MIN_LONG_SIDE = 1400  # smaller pages are enlarged before OCR
 
 
@@ -134,7 +136,9 @@ def remove_rules(grey: np.ndarray) -> np.ndarray:
     return out
 
 
-def _page_words(image: np.ndarray, lang: str, *, rules: bool) -> tuple[list[Word], float]:
+def _page_words(
+    image: np.ndarray, lang: str, *, rules: bool, psm: int = 3
+) -> tuple[list[Word], float]:
     grey = gray(image)
     long_side = max(grey.shape[:2])
     scale = 1.0
@@ -145,8 +149,10 @@ def _page_words(image: np.ndarray, lang: str, *, rules: bool) -> tuple[list[Word
         grey = 255 - grey
     if rules:
         grey = remove_rules(grey)
-    found = words(grey, lang, psm=3)
-    if len(found) < 20:  # page segmentation gave up (busy background): read it as sparse text
+    found = words(grey, lang, psm=psm)
+    if (
+        psm == 3 and len(found) < 20
+    ):  # page segmentation gave up (busy background): read it as sparse text
         sparse = words(grey, lang, psm=11)
         if len(sparse) > len(found):
             found = sparse
@@ -163,13 +169,14 @@ def audit_image(
 ) -> Verdict:
     """Audit one image with no layout record against its item (whole-page OCR + alignment).
 
-    The page is read twice, as is and with long rules (ruled paper, frames)
-    painted out; the reading that explains the item better is kept.
+    The page is read as is, with long rules (ruled paper, frames) painted out,
+    and as one block of text, until a reading explains the item; the reading
+    that explains it best is kept.
     """
     lang = language_for(item.language, [item.question, *item.options])
     best: Verdict | None = None
-    for rules in (False, True):
-        found, _scale = _page_words(image, lang, rules=rules)
+    for rules, psm in READINGS:
+        found, _scale = _page_words(image, lang, rules=rules, psm=psm)
         result = _audit_words(found, item, lang, thresholds, image_name)
         if best is None or _fit(result) > _fit(best):
             best = result
