@@ -32,6 +32,32 @@ def _albumentations(kind: str, spec: dict[str, Any]) -> A.BasicTransform:
     raise ValueError(f"unknown blur kind {kind!r}")
 
 
+_COMPOSES: dict[tuple[str, tuple[float, ...]], A.Compose] = {}
+_APPLIERS: dict[str, A.BasicTransform] = {}
+
+
+def _compose(kind: str, spec: dict[str, Any], seed: int) -> A.Compose:
+    """Return a cached one-transform Compose for `kind`, reseeded as a fresh one with `seed`."""
+    key = (kind, tuple(spec[kind]))
+    compose = _COMPOSES.get(key)
+    if compose is None:
+        compose = A.Compose([_albumentations(kind, spec)], seed=seed, save_applied_params=True)
+        _COMPOSES[key] = compose
+    compose.set_random_seed(seed)
+    return compose
+
+
+def _applier(kind: str) -> A.BasicTransform:
+    """Return the (stateless for `apply`) albumentations transform of a blur kind."""
+    if kind not in _APPLIERS:
+        _APPLIERS[kind] = {
+            "motion": A.MotionBlur,
+            "defocus": A.Defocus,
+            "gaussian": A.GaussianBlur,
+        }[kind](p=1.0)
+    return _APPLIERS[kind]
+
+
 def _to_record(params: dict[str, Any]) -> Params:
     record: Params = {}
     for key, value in params.items():
@@ -67,18 +93,11 @@ class CameraBlur(Transform):
         probs = np.asarray([weights[k] for k in kinds], np.float64)
         kind = kinds[int(rng.choice(len(kinds), p=probs / probs.sum()))]
         seed = int(rng.integers(2**31 - 1))
-        compose = A.Compose([_albumentations(kind, self.spec)], seed=seed, save_applied_params=True)
-        applied = compose(image=_PROBE)["applied_transforms"]
+        applied = _compose(kind, self.spec, seed)(image=_PROBE)["applied_transforms"]
         return {"kind": kind, "albumentations_seed": seed, "applied": _to_record(applied[0][1])}
 
     @classmethod
     def apply(cls, frame: Frame, params: Params) -> Frame:
         """Apply the recorded blur with the albumentations transform's own `apply`."""
-        kind = params["kind"]
-        transform = {
-            "motion": A.MotionBlur(p=1.0),
-            "defocus": A.Defocus(p=1.0),
-            "gaussian": A.GaussianBlur(p=1.0),
-        }[kind]
-        image = transform.apply(frame.image, **_from_record(params["applied"]))
+        image = _applier(params["kind"]).apply(frame.image, **_from_record(params["applied"]))
         return frame.with_image(np.ascontiguousarray(image))

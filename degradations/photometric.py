@@ -6,10 +6,33 @@ from typing import Any
 
 import cv2
 import numpy as np
+from scipy.special import ndtri
 
 from degradations.frame import Frame, Params, Transform, register, uniform
 
 _LOW = 16  # lighting fields are computed at 1/_LOW resolution and scaled up
+# standard normal quantiles at 65536 equal-probability steps: noise by table lookup
+_NORMAL = ndtri((np.arange(65536) + 0.5) / 65536).astype(np.float32)
+
+
+def _normal(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Standard normal float32 samples: 16 random bits each, looked up in `_NORMAL`."""
+    count = int(np.prod(shape))
+    index = np.frombuffer(rng.bytes(2 * count), "<u2")
+    return _NORMAL[index].reshape(shape)
+
+
+def _times_field(image: np.ndarray, field: np.ndarray) -> np.ndarray:
+    """Return the RGB uint8 `image` multiplied by a smooth single-channel float32 `field`.
+
+    The field is scaled straight to the interleaved row length (h × 3w), which
+    reads it a third of a pixel apart per channel: invisible for smooth fields,
+    and it spares building a 3-channel copy.
+    """
+    height, width = image.shape[:2]
+    field3 = cv2.resize(field, (3 * width, height), interpolation=cv2.INTER_LINEAR)
+    flat = cv2.multiply(image.reshape(height, 3 * width), field3, dtype=cv2.CV_8U)
+    return flat.reshape(height, width, 3)
 
 
 def _low_grid(width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
@@ -86,11 +109,7 @@ class Lighting(Transform):
             sigma = max(0.5, shadow["softness"] * max(gw, gh))
             mask = cv2.GaussianBlur(mask, (0, 0), sigma)
             gain = gain * (1 - shadow["darkness"] * mask)
-        gain = cv2.resize(
-            gain.astype(np.float32), (frame.width, frame.height), interpolation=cv2.INTER_LINEAR
-        )
-        image = cv2.multiply(frame.image, cv2.merge([gain, gain, gain]), dtype=cv2.CV_8U)
-        return frame.with_image(image)
+        return frame.with_image(_times_field(frame.image, gain.astype(np.float32)))
 
 
 @register
@@ -119,11 +138,17 @@ class ToneBalance(Transform):
         """Apply the per-channel lookup table (and a saturation change, if any)."""
         t, tint = params["temperature"], params["tint"]
         gains = np.array([1 + t, 1 + tint, 1 - t], np.float64)  # warm (+) or cool (−)
-        x = np.arange(256, dtype=np.float64) / 255.0
-        curve = x ** params["gamma"]
-        levels = params["black"] + (params["white"] - params["black"]) * curve
-        lut = np.clip(levels[:, None] * gains[None, :], 0, 255).round().astype(np.uint8)
-        image = cv2.LUT(frame.image, lut.reshape(256, 1, 3))
+        black, white = params["black"], params["white"]
+        if params["gamma"] == 1.0:  # a straight line per channel: one affine pass
+            matrix = np.zeros((3, 4), np.float32)
+            matrix[:, :3] = np.diag(gains * (white - black) / 255.0)
+            matrix[:, 3] = gains * black
+            image = cv2.transform(frame.image, matrix)
+        else:
+            x = np.arange(256, dtype=np.float64) / 255.0
+            levels = black + (white - black) * x ** params["gamma"]
+            lut = np.clip(levels[:, None] * gains[None, :], 0, 255).round().astype(np.uint8)
+            image = cv2.LUT(frame.image, lut.reshape(256, 1, 3))
         saturation = params["saturation"]
         if saturation != 1.0:
             grey = cv2.cvtColor(cv2.cvtColor(image, cv2.COLOR_RGB2GRAY), cv2.COLOR_GRAY2RGB)
@@ -153,11 +178,12 @@ class SensorNoise(Transform):
         """Add the seeded noise field."""
         rng = np.random.default_rng(params["noise_seed"])
         w, h = frame.width, frame.height
-        luma = rng.standard_normal((max(1, h // 2), max(1, w // 2)), dtype=np.float32)
+        luma = _normal(rng, (max(1, h // 2), max(1, w // 2)))
         luma *= np.float32(params["luma"])
-        chroma = rng.standard_normal((max(1, h // 6), max(1, w // 6), 3), dtype=np.float32)
+        chroma = _normal(rng, (max(1, h // 6), max(1, w // 6), 3))
         chroma *= np.float32(params["chroma"])
-        small = cv2.merge([luma, luma, luma]) + cv2.resize(chroma, (luma.shape[1], luma.shape[0]))
+        size = (luma.shape[1], luma.shape[0])
+        small = cv2.add(cv2.merge([luma, luma, luma]), cv2.resize(chroma, size))
         noise = cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
         image = cv2.add(frame.image, noise, dtype=cv2.CV_8U)
         return frame.with_image(image)
