@@ -35,10 +35,12 @@ from renderer.presentation import (
     PresentationSpec,
 )
 from renderer.presets import PRESETS, preset_choice
+from verify import AuditSummary, verify_output_set
 
 EXIT_OK = 0
 EXIT_USAGE = 2
 EXIT_SOME_FAILED = 3
+EXIT_UNVERIFIED = 4
 
 PRESENTATION_FLAGS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "scene": ("scene (layout)", SCENES),
@@ -61,8 +63,11 @@ def register(subparsers: Any) -> None:
         description="Render every item of an MCQ dataset as one image per presentation. "
         "Each presentation flag takes one value, a comma-separated list (every "
         "combination is rendered), or `random` (sampled per item from the seed). "
-        f"Exit status: {EXIT_OK} all rendered, {EXIT_SOME_FAILED} some items failed "
-        f"(the others are written), {EXIT_USAGE} unusable arguments or dataset.",
+        "Every image is then verified against its source (OCR round trip, figures, "
+        "layout; `--no-verify` skips it). "
+        f"Exit status: {EXIT_OK} all rendered and verified, {EXIT_SOME_FAILED} some items "
+        f"failed to render (the others are written), {EXIT_UNVERIFIED} all rendered but "
+        f"some images failed verification, {EXIT_USAGE} unusable arguments or dataset.",
     )
     render.add_argument("dataset", type=Path, help="dataset file (.jsonl, .csv, .tsv, .parquet)")
     render.add_argument("--out", type=Path, required=True, help="output folder")
@@ -80,6 +85,7 @@ def register(subparsers: Any) -> None:
     demo = subparsers.add_parser("demo", help="render the embedded sample dataset")
     demo.add_argument("--out", type=Path, default=Path("demo-out"))
     demo.add_argument("--workers", type=int, default=2)
+    demo.add_argument("--no-verify", action="store_true", help="skip the audit of the images")
     demo.set_defaults(handler=cmd_demo)
 
     sheet = subparsers.add_parser("sheet", help="write a contact sheet of an output set")
@@ -133,6 +139,9 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
         "--events", action="store_true", help="print one JSON line per finished job"
     )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument(
+        "--no-verify", action="store_true", help="skip the audit of every image against its source"
+    )
 
 
 def presentation_specs(args: argparse.Namespace) -> list[PresentationSpec]:
@@ -211,7 +220,7 @@ def execute(
     console: Console,
     title: str,
 ) -> int:
-    """Plan, run with a progress bar, print the summary and return the exit status."""
+    """Plan, run and verify with progress bars, print the summaries, return the exit status."""
     planned = plan(requests, args.seed)
     settings = RunSettings(workers=max(1, args.workers))
     with _progress(console, len(planned), hidden=args.no_progress) as advance:
@@ -223,15 +232,39 @@ def execute(
 
         summary = run_jobs(planned, args.out, settings, on_event)
     print_summary(console, summary, args.out, title)
-    return EXIT_OK if summary.failed == 0 else EXIT_SOME_FAILED
+    status = EXIT_SOME_FAILED if summary.failed else EXIT_OK
+    if getattr(args, "no_verify", False) or summary.rendered + summary.skipped == 0:
+        return status
+    items = {r.item.id: r.item for r in requests if isinstance(r, JobRequest)}
+    with _progress(
+        console, summary.rendered + summary.skipped, args.no_progress, "verifying"
+    ) as tick:
+        audit = verify_output_set(
+            args.out, items=list(items.values()), workers=max(1, args.workers), on_progress=tick
+        )
+    print_audit(console, audit)
+    return EXIT_UNVERIFIED if status == EXIT_OK and audit.failed else status
+
+
+def print_audit(console: Console, audit: AuditSummary) -> None:
+    """Print the verification counts and where the audit report is."""
+    line = f"verified {audit.total} images: {audit.passed} passed, {audit.failed} failed"
+    if audit.by_reason:
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(audit.by_reason.items()))
+        line += f" ({reasons})"
+    console.print(line)
+    if audit.report_html:
+        console.print(f"audit report: {audit.report_html}")
 
 
 class _progress:
     """A rich progress bar as a context manager that yields an `advance()` callable."""
 
-    def __init__(self, console: Console, total: int, hidden: bool) -> None:
+    def __init__(
+        self, console: Console, total: int, hidden: bool, label: str = "rendering"
+    ) -> None:
         self.progress = Progress(
-            TextColumn("rendering"),
+            TextColumn(label),
             BarColumn(),
             MofNCompleteColumn(),
             TimeRemainingColumn(),
@@ -277,7 +310,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     sample = Path(str(resources.files("renderer") / "sample" / "sample.jsonl"))
     demo_args = argparse.Namespace(
-        out=args.out, seed=0, workers=args.workers, events=False, no_progress=False
+        out=args.out,
+        seed=0,
+        workers=args.workers,
+        events=False,
+        no_progress=False,
+        no_verify=args.no_verify,
     )
     dataset = load_dataset(sample)
     requests: list[JobRequest | ItemError] = []

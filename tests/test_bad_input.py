@@ -62,7 +62,9 @@ def bad_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str, di
     dataset = data / "data.jsonl"
     dataset.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     out = root / "out"
-    status = run_cli("render", dataset, "--out", out, "--scene", "webpage", "--no-progress")
+    status = run_cli(
+        "render", dataset, "--out", out, "--scene", "webpage", "--no-progress", "--no-verify"
+    )
     manifest = {r["item_id"]: r for r in read_jsonl(out / "manifest.jsonl")}
     return status, manifest, out
 

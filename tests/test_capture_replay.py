@@ -22,7 +22,7 @@ def renders(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[bytes, Layou
     """Render the first two fixture items with the real renderer."""
     out = tmp_path_factory.mktemp("renders")
     status = itemshot(["render", str(FIXTURE / "data.jsonl"), "--out", str(out), "--limit", "2",
-                       "--no-progress"])  # fmt: skip
+                       "--no-progress", "--no-verify"])  # fmt: skip
     assert status == 0
     pairs = []
     for png in sorted((out / "images").glob("*.png")):

@@ -75,7 +75,7 @@ def test_latex_errors_and_overflow_are_recorded_not_hidden(tmp_path: Path) -> No
     dataset = write_items(tmp_path / "items.jsonl", rows)
     out = tmp_path / "out"
     status = run_cli("render", dataset, "--out", out, "--aspect", "16:9", "--font-size", "28",
-                     "--no-progress")  # fmt: skip
+                     "--no-progress", "--no-verify")  # fmt: skip
     assert status == 3
     manifest = {r["item_id"]: r for r in read_jsonl(out / "manifest.jsonl")}
     assert manifest["good-math"]["status"] == "ok"
@@ -92,7 +92,7 @@ def test_japanese_text_uses_a_japanese_font(tmp_path: Path) -> None:
              "answer": "B"}]  # fmt: skip
     out = tmp_path / "out"
     assert run_cli("render", write_items(tmp_path / "ja.jsonl", rows), "--out", out,
-                   "--font-style", "regular,handwritten", "--no-progress") == 0  # fmt: skip
+                   "--font-style", "regular,handwritten", "--no-progress", "--no-verify") == 0  # fmt: skip
     for row in read_jsonl(out / "manifest.jsonl"):
         layout = json.loads((out / row["layout"]).read_text())["layout"]
         question = next(r for r in layout["regions"] if r["name"] == "question")

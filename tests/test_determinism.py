@@ -24,7 +24,15 @@ def files(out: Path) -> dict[str, bytes]:
 
 def render(out: Path, workers: int) -> int:
     return run_cli(
-        "render", SAMPLE_DATA, "--out", out, *ARGS, "--workers", workers, "--no-progress"
+        "render",
+        SAMPLE_DATA,
+        "--out",
+        out,
+        *ARGS,
+        "--workers",
+        workers,
+        "--no-progress",
+        "--no-verify",
     )
 
 
@@ -46,7 +54,15 @@ def test_killed_run_resumes_to_the_same_files(tmp_path: Path) -> None:
 
     interrupted = tmp_path / "interrupted"
     command = [sys.executable, "-m", "renderer.cli", "render", str(SAMPLE_DATA), "--out"]
-    command += [str(interrupted), *ARGS, "--workers", "2", "--no-progress", "--events"]
+    command += [
+        str(interrupted),
+        *ARGS,
+        "--workers",
+        "2",
+        "--no-progress",
+        "--no-verify",
+        "--events",
+    ]
     process = subprocess.Popen(
         command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         start_new_session=True,

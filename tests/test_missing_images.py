@@ -10,7 +10,9 @@ from tests.conftest import run_cli
 
 
 def test_missing_figures_fail_each_item_with_a_clear_reason(mix_data: Path, tmp_path: Path) -> None:
-    status = run_cli("render", mix_data, "--out", tmp_path, "--limit", "200", "--no-progress")
+    status = run_cli(
+        "render", mix_data, "--out", tmp_path, "--limit", "200", "--no-progress", "--no-verify"
+    )
     rows = read_jsonl(tmp_path / "manifest.jsonl")
     assert status == 3 and len(rows) == 200
     missing = [r for r in rows if r["error"] and r["error"]["field"].startswith("image_")]
@@ -28,7 +30,7 @@ def test_missing_figures_fail_each_item_with_a_clear_reason(mix_data: Path, tmp_
 def test_placeholder_policy_draws_labelled_boxes(mix_data: Path, tmp_path: Path) -> None:
     status = run_cli(
         "render", mix_data, "--out", tmp_path, "--limit", "200",
-        "--missing-images", "placeholder", "--no-progress",
+        "--missing-images", "placeholder", "--no-progress", "--no-verify",
     )  # fmt: skip
     rows = read_jsonl(tmp_path / "manifest.jsonl")
     ok = [r for r in rows if r["status"] == "ok"]

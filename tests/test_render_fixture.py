@@ -31,6 +31,7 @@ def rendered(tool_data: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple
         "--aspect",
         ",".join(ASPECTS),
         "--no-progress",
+        "--no-verify",
     )
     rows = read_jsonl(out / "manifest.jsonl")
     assert status == 0, [r["error"] for r in rows if r["status"] != "ok"]
