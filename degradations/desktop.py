@@ -163,7 +163,7 @@ def _wallpaper(size: tuple[int, int], colors: list[list[int]]) -> Image.Image:
     t = np.linspace(0, 1, sh, dtype=np.float32)[:, None, None]
     top, bottom = np.asarray(colors[0], np.float32), np.asarray(colors[1], np.float32)
     column = (top + (bottom - top) * t).astype(np.uint8)
-    return Image.fromarray(np.repeat(column, sw, axis=1))
+    return Image.fromarray(np.ascontiguousarray(np.broadcast_to(column, (sh, sw, 3))))
 
 
 @register

@@ -7,7 +7,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from backgrounds import make_texture
+from backgrounds.textures import surface_texture
 from degradations.frame import Frame, Params, Transform, register, uniform
 
 
@@ -31,7 +31,7 @@ class PaperGrain(Transform):
     def apply(cls, frame: Frame, params: Params) -> Frame:
         """Modulate the image by the grain around 1."""
         w, h = frame.width, frame.height
-        paper = make_texture("paper", max(8, w // 2), max(8, h // 2), params["texture_seed"])
+        paper = surface_texture("paper", max(8, w // 2), max(8, h // 2), params["texture_seed"])
         grey = cv2.cvtColor(paper, cv2.COLOR_RGB2GRAY).astype(np.float32)
         grey = 1 + params["strength"] * (grey / grey.mean() - 1) * 4
         colour = paper.astype(np.float32).mean(axis=(0, 1)) / 255.0

@@ -123,19 +123,27 @@ def background(spec: dict[str, Any], width: int, height: int) -> np.ndarray:
 _COS = (0.5 - 0.5 * np.cos(np.linspace(0, 2 * np.pi, 256, endpoint=False))).astype(np.float32)
 
 
+def _phase(coordinate: np.ndarray, pitch: float) -> np.ndarray:
+    """Return the position within the pixel period as a byte (256 steps per `pitch`)."""
+    return (coordinate * np.float32(256.0 / pitch)).astype(np.int32).astype(np.uint8)
+
+
 def subpixel_mask(map_x: np.ndarray, map_y: np.ndarray, spec: dict[str, Any]) -> np.ndarray:
     """Return a 3-channel multiplicative mask of RGB stripes and row gaps in source space."""
     pitch = float(spec["pitch"])
     strength = np.float32(spec["strength"])
     gap = np.float32(spec["row_gap"])
-    phase = (map_x * np.float32(256.0 / pitch)).astype(np.int32)
-    rows = _COS[(map_y * np.float32(256.0 / pitch)).astype(np.int32) & 255]
-    row_term = np.float32(1.0) - gap * np.abs(rows - np.float32(0.5)) * np.float32(2.0)
-    channels = []
-    for channel in range(3):
-        stripe = _COS[(phase + (256 * channel) // 3 + 128) & 255]  # channel lit at its third
-        channels.append((np.float32(1.0) - strength * (np.float32(1.0) - stripe)) * row_term)
-    return cv2.merge(channels)
+    steps = np.arange(256)
+    # channel c is lit at its third of the period: a table per channel, indexed by phase
+    stripes = np.stack(
+        [_COS[(steps + (256 * c) // 3 + 128) & 255] for c in range(3)], axis=1
+    ).astype(np.float32)
+    stripes = (np.float32(1.0) - strength * (np.float32(1.0) - stripes)).reshape(256, 1, 3)
+    rows = np.float32(1.0) - gap * np.abs(_COS - np.float32(0.5)) * np.float32(2.0)
+    phase = _phase(map_x, pitch)
+    factor = cv2.LUT(cv2.merge([phase, phase, phase]), stripes)
+    row_term = cv2.LUT(_phase(map_y, pitch), rows.reshape(256, 1))
+    return cv2.multiply(factor, cv2.merge([row_term, row_term, row_term]))
 
 
 @register
