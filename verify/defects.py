@@ -75,7 +75,13 @@ def _label_split(image: np.ndarray, region: Region) -> int:
     grey = cv2.cvtColor(image[y0:y1, x0:x1], cv2.COLOR_RGB2GRAY)
     if np.median(grey) < 128:
         grey = 255 - grey
-    ink = (grey < np.median(grey) - 60).any(axis=0)
+    # Middle rows only, edges skipped: an option box's frame is not text.
+    h = grey.shape[0]
+    middle = grey[h // 4 : max(h // 4 + 1, 3 * h // 4)]
+    ink = (middle < np.median(middle) - 60).any(axis=0)
+    edge = 8
+    ink[:edge] = False
+    ink[-edge:] = False
     columns = np.nonzero(ink)[0]
     if not columns.size:
         return x0
