@@ -184,8 +184,10 @@ class SensorNoise(Transform):
         chroma *= np.float32(params["chroma"])
         size = (luma.shape[1], luma.shape[0])
         small = cv2.add(cv2.merge([luma, luma, luma]), cv2.resize(chroma, size))
-        noise = cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
-        image = cv2.add(frame.image, noise, dtype=cv2.CV_8U)
+        # scaled up as bytes around 128 (a σ ≤ 8 field never nears the ends), then added
+        offset = cv2.add(small, (128.0, 128.0, 128.0, 0.0), dtype=cv2.CV_8U)
+        noise = cv2.resize(offset, (w, h), interpolation=cv2.INTER_LINEAR)
+        image = cv2.addWeighted(frame.image, 1.0, noise, 1.0, -128.0)
         return frame.with_image(image)
 
 
