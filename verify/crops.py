@@ -74,8 +74,9 @@ def _ink_mask(grey: np.ndarray) -> np.ndarray:
 def clean_text_crop(grey: np.ndarray, margin: int = 6) -> np.ndarray:
     """Return a dark-on-light grey crop without box borders, trimmed to its ink plus a margin.
 
-    Components touching the crop's edge (the frame of an option box, a rule)
-    are painted over with the background; what is left is trimmed to its
+    Large components touching the crop's edge (the frame of an option box, a
+    rule) are painted over with the background; glyphs that merely touch the
+    edge of a tight (warped) crop are kept; what is left is trimmed to its
     bounding box, which also shrinks what tesseract has to look at.
     """
     if grey.size == 0:
@@ -91,7 +92,9 @@ def clean_text_crop(grey: np.ndarray, margin: int = 6) -> np.ndarray:
     background = int(np.median(grey[~ink])) if (~ink).any() else 255
     for label in range(1, count):
         x, y, cw, ch, _area = stats[label]
-        if x == 0 or y == 0 or x + cw >= w or y + ch >= h:
+        touches = x == 0 or y == 0 or x + cw >= w or y + ch >= h
+        frame_like = cw > 0.5 * w or ch > 0.9 * h
+        if touches and frame_like:
             out[labels == label] = background
             ink[labels == label] = False
     if not ink.any():
