@@ -8,15 +8,8 @@ from typing import Any
 
 from factorial.prompts import builtin_prompts, options_text, standard_text
 from renderer.items import Item
-from renderer.output import atomic_write
+from renderer.output import write_figure_files
 
-FIGURES_DIR = "figures"
-_EXTENSIONS = {
-    "image/png": ".png",
-    "image/jpeg": ".jpg",
-    "image/gif": ".gif",
-    "image/webp": ".webp",
-}
 # Formats whose figures travel beside the text (or beside the image of the text).
 FIGURE_FORMATS = ("standard", "vision_text_only")
 
@@ -33,17 +26,7 @@ def prompt_for(fmt: str, question: str, options: Sequence[str], language: str) -
 
 def write_figures(out: Path, item: Item) -> list[str]:
     """Write the item's figures content-addressed under OUT/figures/; return their paths."""
-    paths: list[str] = []
-    for number in item.referenced_figures():
-        figure = item.figures.get(number)
-        if figure is None:
-            continue  # missing from the dataset: listed in `missing_figures`
-        relative = f"{FIGURES_DIR}/{figure.sha256}{_EXTENSIONS.get(figure.mime, '.bin')}"
-        target = out / relative
-        if not target.is_file():
-            atomic_write(target, figure.data)
-        paths.append(relative)
-    return paths
+    return list(write_figure_files(out, item).values())
 
 
 def text_row(

@@ -9,6 +9,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from renderer.items import Item
+
 TEMP_PREFIX = ".tmp-"
 
 
@@ -41,6 +43,33 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     """Return the rows of a JSON-lines file."""
     with path.open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
+
+
+FIGURES_DIR = "figures"
+_EXTENSIONS = {
+    "image/png": ".png",
+    "image/jpeg": ".jpg",
+    "image/gif": ".gif",
+    "image/webp": ".webp",
+}
+
+
+def write_figure_files(out: Path, item: Item) -> dict[int, str]:
+    """Write an item's figures content-addressed under OUT/figures/; return number → path.
+
+    Figures the dataset lacks (placeholders) are left out. Identical figures are
+    stored once, so an output set carries its sources without duplication.
+    """
+    paths: dict[int, str] = {}
+    for number in item.referenced_figures():
+        figure = item.figures.get(number)
+        if figure is None:
+            continue
+        relative = f"{FIGURES_DIR}/{figure.sha256}{_EXTENSIONS.get(figure.mime, '.bin')}"
+        if not (out / relative).is_file():
+            atomic_write(out / relative, figure.data)
+        paths[number] = relative
+    return paths
 
 
 def remove_stale_temps(root: Path) -> int:

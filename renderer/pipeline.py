@@ -19,7 +19,13 @@ from typing import Any
 from degradations import capture_layout
 from renderer.chromium import ChromiumPool, RenderFailure
 from renderer.jobs import RENDERER_VERSION, Job, PlanFailure
-from renderer.output import atomic_write, atomic_write_json, remove_stale_temps, write_jsonl
+from renderer.output import (
+    atomic_write,
+    atomic_write_json,
+    remove_stale_temps,
+    write_figure_files,
+    write_jsonl,
+)
 from renderer.page import build_page
 from renderer.seeds import derive_seed
 
@@ -177,6 +183,8 @@ async def _render_job(pool: ChromiumPool, out: Path, job: Job) -> dict[str, Any]
             "device_scale": document.device_scale,
         },
     }
+    # The sources travel with the set, so it can be re-verified without the dataset.
+    row["figure_files"] = {str(n): path for n, path in write_figure_files(out, job.item).items()}
     # Images first, sidecar last: the sidecar's presence marks the job complete.
     if capture_params is not None:
         atomic_write(out / job.clean_path, result.png)

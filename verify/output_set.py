@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from renderer.items import LETTERS, Item
+from renderer.adapters.figures import decode_figure
+from renderer.items import LETTERS, Item, relative_to_root
 from renderer.output import atomic_write_json, read_jsonl, write_jsonl
 from renderer.records import Layout
 from verify.images import load_rgb
@@ -69,10 +70,17 @@ class _Task:
     thresholds: Thresholds
 
 
-def item_from_row(row: dict[str, Any]) -> Item:
-    """Rebuild the text of an item from its manifest row (no figure bytes)."""
+def item_from_row(row: dict[str, Any], out: Path | None = None) -> Item:
+    """Rebuild an item from its manifest row, with the figure files the set carries."""
     answer = row.get("answer") or "A"
+    figures = {}
+    for number, path in (row.get("figure_files") or {}).items():
+        root = out or Path(".")
+        source = root / path
+        if relative_to_root(source, root) and source.is_file():
+            figures[int(number)] = decode_figure(int(number), source.read_bytes(), path)
     return Item(
+        figures=figures,
         id=str(row["item_id"]),
         question=row.get("question", ""),
         options=tuple(row.get("options", ())),
@@ -126,7 +134,7 @@ def verify_output_set(
     for index, row in enumerate(rows):
         if row.get("status") != "ok" or not row.get("image") or not row.get("layout"):
             continue
-        item = by_id.get(str(row["item_id"])) or item_from_row(row)
+        item = by_id.get(str(row["item_id"])) or item_from_row(row, out)
         tasks.append(_Task(out / row["image"], out / row["layout"], item, row["image"], thresholds))
         indices.append(index)
     verdicts = run_all(_verify_task, tasks, workers, on_progress)
