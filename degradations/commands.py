@@ -4,34 +4,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from degradations.capture import Captured, capture_layout
 from degradations.presets import PRESETS, SEVERITIES
+from renderer.output import atomic_write
 from renderer.records import Layout
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
 
 
 def write_captured(captured: Captured, layout: Layout, image_path: Path) -> Path:
     """Write the captured image and a `<stem>.json` sidecar (layout + capture params); return it."""
     sidecar = image_path.with_suffix(".json")
     record = {"layout": layout.as_dict(), "capture": captured.params}
-    _atomic_write(image_path, captured.image)
-    _atomic_write(sidecar, json.dumps(record, indent=1).encode("utf-8"))
+    atomic_write(image_path, captured.image)
+    atomic_write(sidecar, json.dumps(record, indent=1).encode("utf-8"))
     return sidecar
 
 
