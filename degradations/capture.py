@@ -92,7 +92,7 @@ def capture(
             "input": {
                 "width": int(pixels.shape[1]),
                 "height": int(pixels.shape[0]),
-                "sha256": hashlib.sha256(pixels.tobytes()).hexdigest(),
+                "sha256": hashlib.sha256(memoryview(pixels).cast("B")).hexdigest(),
             },
             "steps": records,
             "encode": sample_encoding(rng_for(seed, "encode"), encode_spec),
