@@ -19,6 +19,7 @@ from renderer.adapters import FORMATS, ColumnMapping, DatasetError, load_dataset
 from renderer.contact_sheet import contact_sheet
 from renderer.items import ItemError
 from renderer.jobs import JobRequest, plan
+from renderer.nanobanana_run import add_generative_flags, run_generative
 from renderer.output import read_jsonl
 from renderer.pipeline import MANIFEST, RunSettings, RunSummary, run_jobs
 from renderer.presentation import (
@@ -80,6 +81,7 @@ def register(subparsers: Any) -> None:
         help="choose each item's presentation by a named preset (instead of the flags above)",
     )
     add_run_flags(render)
+    add_generative_flags(render)
     render.set_defaults(handler=cmd_render)
 
     demo = subparsers.add_parser("demo", help="render the embedded sample dataset")
@@ -211,6 +213,8 @@ def cmd_render(args: argparse.Namespace) -> int:
             requests.append(JobRequest(entry, choice.spec, choice.condition))
         else:
             requests.extend(JobRequest(entry, spec) for spec in specs)
+    if getattr(args, "backend", "chromium") != "chromium":
+        return run_generative(requests, args, console)
     return execute(requests, args, console, f"{dataset.path.name} ({dataset.format})")
 
 

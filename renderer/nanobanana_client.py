@@ -1,0 +1,337 @@
+"""Calls to the Gemini image model through google-genai: limits, retries, refusals, cache.
+
+- bounded concurrency (a semaphore) and a requests-per-minute limit (spaced starts);
+- retries with exponential backoff and full jitter on 408/429/5xx, timeouts and
+  dropped connections, waiting at least any retry hint of the server
+  (`RetryInfo.retryDelay` in the error body, or a `Retry-After` header);
+- refusals (finish reasons such as IMAGE_SAFETY, prompt block reasons, answers
+  with text only or only draft `thought` images) come back as outcomes, not errors,
+  and are never retried here (the vibe loop decides what to do);
+- answers are cached on disk by the full request key, so a re-run makes no request.
+
+The API key is read from the environment only, handed to the SDK, and never
+recorded: outcomes, cache records and logs hold no key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import re
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import httpx
+from google import genai
+from google.genai import errors, types
+
+from renderer.nanobanana_cache import ResponseCache
+from renderer.nanobanana_prompt import GenRequest
+
+DEFAULT_MODEL = "gemini-3-pro-image-preview"  # Nano Banana Pro
+DEFAULT_API_VERSION = "v1beta"
+KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+IMAGE_KINDS = ("image", "refusal", "no_image", "error")
+
+
+class MissingApiKey(RuntimeError):
+    """No API key in the environment."""
+
+
+def api_key_from_env() -> str:
+    """Return the API key from GEMINI_API_KEY or GOOGLE_API_KEY; raise a clear error if unset."""
+    for name in KEY_VARIABLES:
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    raise MissingApiKey(
+        "no API key: set GEMINI_API_KEY (or GOOGLE_API_KEY) in the environment "
+        "for --backend nanobanana/hybrid (--dry-run needs no key)"
+    )
+
+
+@dataclass(frozen=True)
+class ClientSettings:
+    """How to reach the model and how hard to push it."""
+
+    model: str = DEFAULT_MODEL
+    api_base: str | None = None  # None: GOOGLE_GEMINI_BASE_URL, else the SDK default
+    api_version: str | None = None  # None: GOOGLE_GENAI_API_VERSION, else v1beta
+    concurrency: int = 4
+    requests_per_minute: float = 60.0  # 0 = no limit
+    max_retries: int = 5
+    backoff_base: float = 2.0  # seconds
+    backoff_max: float = 60.0
+    timeout: float = 180.0  # seconds per request
+    jitter_seed: int = 0
+
+    def endpoint(self) -> tuple[str | None, str]:
+        """Return (base URL, API version): flag first, then the SDK's environment variables."""
+        base = self.api_base or os.environ.get("GOOGLE_GEMINI_BASE_URL") or None
+        version = (
+            self.api_version or os.environ.get("GOOGLE_GENAI_API_VERSION") or DEFAULT_API_VERSION
+        )
+        return base, "v1beta" if version == "beta" else version
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one generation attempt returned (never holds the API key)."""
+
+    kind: str  # one of IMAGE_KINDS
+    image: bytes | None = field(default=None, repr=False)
+    mime: str = ""
+    finish_reason: str | None = None
+    block_reason: str | None = None
+    text: str = ""
+    usage: dict[str, int] = field(default_factory=dict)
+    model_version: str | None = None
+    response_id: str | None = None
+    http_statuses: tuple[int, ...] = ()  # one per HTTP request made (0 = no answer)
+    error: str | None = None
+    cached: bool = False
+    draft_images: int = 0
+
+    @property
+    def reason(self) -> str | None:
+        """Return why there is no image: block reason, finish reason, TEXT_ONLY or DRAFT_ONLY."""
+        if self.kind == "image":
+            return None
+        if self.kind == "error":
+            return "ERROR"
+        if self.block_reason:
+            return self.block_reason
+        if self.finish_reason and self.finish_reason not in ("STOP", "MAX_TOKENS"):
+            return self.finish_reason
+        if self.text.strip():
+            return "TEXT_ONLY"
+        return "DRAFT_ONLY" if self.draft_images else "NO_IMAGE"
+
+    @property
+    def requests(self) -> int:
+        """Return the number of HTTP requests this outcome cost (0 when cached)."""
+        return len(self.http_statuses)
+
+    def record(self) -> dict[str, Any]:
+        """Return the outcome's metadata as a JSON-ready dict (no image bytes)."""
+        data = asdict(self)
+        data.pop("image")
+        data["http_statuses"] = list(self.http_statuses)
+        data["image_bytes"] = len(self.image) if self.image else 0
+        data["reason"] = self.reason
+        return data
+
+
+def parse_response(response: types.GenerateContentResponse) -> Outcome:
+    """Return the outcome of an answer: an image, a refusal, or no image."""
+    usage = {}
+    if response.usage_metadata is not None:
+        meta = response.usage_metadata
+        for name in ("prompt_token_count", "candidates_token_count", "total_token_count"):
+            value = getattr(meta, name, None)
+            if value is not None:
+                usage[name] = int(value)
+        thoughts = getattr(meta, "thoughts_token_count", None)
+        if thoughts is not None:
+            usage["thoughts_token_count"] = int(thoughts)
+    common: dict[str, Any] = {
+        "usage": usage,
+        "model_version": response.model_version,
+        "response_id": response.response_id,
+    }
+    feedback = response.prompt_feedback
+    block = feedback.block_reason if feedback is not None else None
+    if not response.candidates:
+        reason = _name(block) if block else None
+        return Outcome("refusal" if block else "no_image", block_reason=reason, **common)
+    candidate = response.candidates[0]
+    finish = _name(candidate.finish_reason) if candidate.finish_reason else None
+    texts: list[str] = []
+    drafts = 0
+    parts = candidate.content.parts if candidate.content and candidate.content.parts else []
+    for part in parts:
+        if part.inline_data is not None and part.inline_data.data:
+            if part.thought:
+                drafts += 1
+                continue
+            return Outcome(
+                "image",
+                image=part.inline_data.data,
+                mime=part.inline_data.mime_type or "image/png",
+                finish_reason=finish,
+                text="".join(texts),
+                draft_images=drafts,
+                **common,
+            )
+        if part.text and not part.thought:
+            texts.append(part.text)
+    refused = finish is not None and finish not in ("STOP", "MAX_TOKENS")
+    text_only = bool("".join(texts).strip())
+    return Outcome(
+        "refusal" if refused or block or text_only else "no_image",
+        finish_reason=finish,
+        block_reason=_name(block) if block else None,
+        text="".join(texts)[:2000],
+        draft_images=drafts,
+        **common,
+    )
+
+
+def _name(value: object) -> str:
+    return str(getattr(value, "value", value))
+
+
+def retry_hint(error: errors.APIError) -> float | None:
+    """Return the server's retry hint in seconds (RetryInfo.retryDelay or Retry-After), if any."""
+    details = error.details if isinstance(error.details, dict) else {}
+    body = details.get("error", details) if isinstance(details, dict) else {}
+    for entry in body.get("details", []) if isinstance(body, dict) else []:
+        if isinstance(entry, dict) and "retryDelay" in entry:
+            found = re.fullmatch(r"\s*([0-9.]+)s\s*", str(entry["retryDelay"]))
+            if found:
+                return float(found.group(1))
+    headers = getattr(error.response, "headers", None)
+    if headers is not None:
+        value = headers.get("retry-after") if hasattr(headers, "get") else None
+        if value is not None:
+            try:
+                return float(value)
+            except ValueError:
+                return None
+    return None
+
+
+class RateLimiter:
+    """Space request starts so that at most `per_minute` begin in any minute on average."""
+
+    def __init__(self, per_minute: float) -> None:
+        self.interval = 60.0 / per_minute if per_minute > 0 else 0.0
+        self.next_start = 0.0
+        self.lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        """Wait for the next free start slot."""
+        if self.interval <= 0:
+            return
+        async with self.lock:
+            now = time.monotonic()
+            start = max(now, self.next_start)
+            self.next_start = start + self.interval
+        if start > now:
+            await asyncio.sleep(start - now)
+
+
+class ImageClient:
+    """The async Gemini image client with limits, retries, refusal handling and a cache."""
+
+    def __init__(
+        self, settings: ClientSettings, api_key: str, cache: ResponseCache | None = None
+    ) -> None:
+        base, version = settings.endpoint()
+        options = types.HttpOptions(
+            base_url=base, api_version=version, timeout=int(settings.timeout * 1000)
+        )
+        self._client = genai.Client(api_key=api_key, http_options=options)
+        self.settings = settings
+        self.cache = cache
+        self.endpoint = {"base_url": base or "(SDK default)", "api_version": version}
+        self._slots = asyncio.Semaphore(max(1, settings.concurrency))
+        self._rate = RateLimiter(settings.requests_per_minute)
+        self._random = random.Random(settings.jitter_seed)
+        self.http_requests = 0
+        self.statuses: Counter[int] = Counter()
+
+    async def generate(self, request: GenRequest) -> Outcome:
+        """Return the outcome of a request, from the cache when it was answered before."""
+        key = request.key()
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                record, image = hit
+                return _from_record(record, image)
+        outcome = await self._call_with_retries(request)
+        if self.cache is not None and outcome.kind != "error":
+            self.cache.put(key, outcome.record(), outcome.image, outcome.mime)
+        return outcome
+
+    async def _call_with_retries(self, request: GenRequest) -> Outcome:
+        statuses: list[int] = []
+        attempt = 0
+        while True:
+            async with self._slots:
+                await self._rate.wait()
+                self.http_requests += 1
+                try:
+                    response = await self._client.aio.models.generate_content(
+                        model=request.model,
+                        contents=[_content(request)],
+                        config=_config(request),
+                    )
+                except errors.APIError as error:
+                    code = int(error.code or 0)
+                    statuses.append(code)
+                    self.statuses[code] += 1
+                    hint, message = retry_hint(error), f"{code} {error.status}: {error.message}"
+                    retry = code in RETRY_STATUSES
+                except (httpx.TimeoutException, httpx.TransportError, TimeoutError) as error:
+                    statuses.append(0)
+                    self.statuses[0] += 1
+                    hint, message = None, f"{type(error).__name__}: {error}"[:300]
+                    retry = True
+                else:
+                    statuses.append(200)
+                    self.statuses[200] += 1
+                    parsed = parse_response(response)
+                    return _with_statuses(parsed, statuses)
+            if not retry or attempt >= self.settings.max_retries:
+                return Outcome("error", error=message, http_statuses=tuple(statuses))
+            await asyncio.sleep(self._backoff(attempt, hint))
+            attempt += 1
+
+    def _backoff(self, attempt: int, hint: float | None) -> float:
+        """Return the wait before retry `attempt`: full-jitter exponential, at least the hint."""
+        ceiling = min(self.settings.backoff_max, self.settings.backoff_base * (2**attempt))
+        wait = self._random.uniform(ceiling / 2, ceiling)
+        return max(wait, hint) if hint is not None else wait
+
+
+def _content(request: GenRequest) -> types.Content:
+    parts = [types.Part.from_text(text=request.prompt)]
+    parts += [types.Part.from_bytes(data=p.data, mime_type=p.mime) for p in request.images]
+    return types.Content(role="user", parts=parts)
+
+
+def _config(request: GenRequest) -> types.GenerateContentConfig:
+    return types.GenerateContentConfig(
+        response_modalities=["TEXT", "IMAGE"],
+        seed=request.seed % (2**31),
+        image_config=types.ImageConfig(
+            aspect_ratio=request.aspect_ratio, image_size=request.image_size
+        ),
+    )
+
+
+def _with_statuses(outcome: Outcome, statuses: list[int]) -> Outcome:
+    return Outcome(**{**vars(outcome), "http_statuses": tuple(statuses)})
+
+
+def _from_record(record: dict[str, Any], image: bytes | None) -> Outcome:
+    return Outcome(
+        kind=str(record["kind"]),
+        image=image,
+        mime=record.get("mime", ""),
+        finish_reason=record.get("finish_reason"),
+        block_reason=record.get("block_reason"),
+        text=record.get("text", ""),
+        usage=dict(record.get("usage") or {}),
+        model_version=record.get("model_version"),
+        response_id=record.get("response_id"),
+        http_statuses=(),
+        error=record.get("error"),
+        cached=True,
+        draft_images=int(record.get("draft_images", 0)),
+    )
