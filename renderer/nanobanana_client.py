@@ -35,6 +35,21 @@ DEFAULT_MODEL = "gemini-3-pro-image-preview"  # Nano Banana Pro
 DEFAULT_API_VERSION = "v1beta"
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """Return the exception types of a timeout or dropped connection (httpx or its fork httpx2)."""
+    found: list[type[BaseException]] = [httpx.TransportError, TimeoutError, ConnectionError]
+    try:
+        import httpx2  # the SDK uses this drop-in fork of httpx when it is installed
+
+        found.append(httpx2.TransportError)
+    except ImportError:
+        pass
+    return tuple(found)
+
+
+TRANSPORT_ERRORS = _transport_errors()
 IMAGE_KINDS = ("image", "refusal", "no_image", "error")
 
 
@@ -277,7 +292,7 @@ class ImageClient:
                     self.statuses[code] += 1
                     hint, message = retry_hint(error), f"{code} {error.status}: {error.message}"
                     retry = code in RETRY_STATUSES
-                except (httpx.TimeoutException, httpx.TransportError, TimeoutError) as error:
+                except TRANSPORT_ERRORS as error:
                     statuses.append(0)
                     self.statuses[0] += 1
                     hint, message = None, f"{type(error).__name__}: {error}"[:300]

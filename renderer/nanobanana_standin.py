@@ -190,7 +190,10 @@ class StandIn:
                 reply = owner.script(captured)
                 if reply.delay > 0:
                     time.sleep(reply.delay)  # the simulated service's latency
-                self._send(reply)
+                try:
+                    self._send(reply)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True  # the client gave up on this request
 
             def _send(self, reply: Reply) -> None:
                 data = json.dumps(reply.body).encode()
