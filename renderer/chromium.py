@@ -17,6 +17,7 @@ from typing import Any
 
 from playwright.async_api import Browser, BrowserContext, CDPSession, Page, Route, async_playwright
 
+from backgrounds.scene_textures import TEXTURE_NAMES, texture_file
 from renderer.assets import ORIGIN, AssetNotAllowed, static_asset
 from renderer.page import PageDocument
 from renderer.records import Layout, Region, box_to_quad
@@ -25,6 +26,25 @@ CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "/usr/bin/chromium", "chrom
 BLANK_PATH = "/blank.html"
 BLANK_HTML = b"<!DOCTYPE html><html><head><meta charset='utf-8'></head><body></body></html>"
 RENDER_TIMEOUT_S = 60.0
+
+
+def _warm_up_html() -> str:
+    tiles = "".join(
+        f"<div style='background: url(/static/textures/{texture_file(name)}) center / 512px'>"
+        f"</div><div class='small' style='background: url(/static/textures/{texture_file(name)}) "
+        "center / 512px'></div>"
+        for name in TEXTURE_NAMES
+    )
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><style>"
+        "div { width: 120px; height: 60px; display: inline-block; }"
+        ".small { width: 40px; height: 16px; border-radius: 2px; box-shadow: 0 3px 5px #0006; }"
+        "</style></head><body><main id='content'>"
+        f"{tiles}</main><script src='/static/itemshot/page.js'></script></body></html>"
+    )
+
+
+_WARM_UP_HTML = _warm_up_html()
 
 
 class RenderFailure(RuntimeError):
@@ -100,6 +120,14 @@ class ChromiumPool:
                     "--disable-sync",
                     "--font-render-hinting=none",
                     "--disable-lcd-text",
+                    # Byte-identical output whatever the job order or worker count:
+                    # rasterise in the page's own process, on one thread, whole
+                    # tiles at a time (with the defaults, anti-aliased edges and
+                    # scaled images varied with what other pages drew before).
+                    "--num-raster-threads=1",
+                    "--disable-oop-rasterization",
+                    "--disable-gpu-compositing",
+                    "--disable-partial-raster",
                 ],
             )
             self._browsers.append(browser)
@@ -122,7 +150,19 @@ class ChromiumPool:
         await page.goto(ORIGIN + BLANK_PATH)
         await cdp.send("DOM.enable")
         await cdp.send("CSS.enable")
+        await self._warm_up(slot)
         return slot
+
+    async def _warm_up(self, slot: _Slot) -> None:
+        """Paint every scene texture once, so a page's first job looks like its later ones.
+
+        Chromium paints a texture differently the first time a page uses it
+        (seen on small rounded boxes); painting them all up front makes the
+        output independent of which jobs a page happened to render before.
+        """
+        await slot.page.set_content(_WARM_UP_HTML, wait_until="load")
+        await slot.page.evaluate("() => window.itemshotLayout(1, 1)")
+        await slot.cdp.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True})
 
     async def _serve(self, slot: _Slot, route: Route) -> None:
         url = route.request.url

@@ -167,9 +167,10 @@ def build_page(
                 "width": 360 if figure is None else _display_width(figure, in_option),
                 "ratio": 1.5 if figure is None else round(figure.width / figure.height, 4),
             }
-        # Content-addressed URL: the browser's memory cache keys images by URL,
-        # so a per-figure hash keeps a reused page from showing a stale figure.
-        url = f"/job/fig-{figure.sha256[:20]}"
+        # A URL of this job's own: Chromium caches decoded images by URL, at the
+        # size they were last drawn, and a reused page would otherwise draw the
+        # figure from an earlier job's decode (pixels would depend on job order).
+        url = f"/job/{seed:x}/fig-{figure.sha256[:20]}"
         assets[url] = (figure.data, figure.mime)
         width = _display_width(figure, in_option)
         return {

@@ -88,14 +88,38 @@
     await Promise.all(loading.map((face) => face.loaded.catch(() => null)));
   }
 
+  // CSS background images (scene textures) load on their own schedule and are
+  // not in document.images: decode each one so the screenshot never races it.
+  async function settleBackgrounds() {
+    const urls = new Set();
+    for (const el of document.querySelectorAll("*")) {
+      for (const pseudo of [null, "::before", "::after"]) {
+        const value = getComputedStyle(el, pseudo).backgroundImage;
+        for (const match of value.matchAll(/url\("?([^")]+)"?\)/g)) urls.add(match[1]);
+      }
+    }
+    const failed = [];
+    await Promise.all(
+      Array.from(urls).map((url) => {
+        const image = new Image();
+        image.src = url;
+        return image.decode().catch(() => failed.push(url));
+      }),
+    );
+    return failed;
+  }
+
   window.itemshotLayout = async function (minScale, deviceScale) {
     const mathErrors = window.katex ? typesetMath() : [];
     const images = Array.from(document.images);
     await Promise.all(images.map((img) => img.decode().catch(() => null)));
     const broken = images.filter((img) => img.naturalWidth === 0).map((img) => img.getAttribute("src"));
+    broken.push(...(await settleBackgrounds()));
     await settleFonts();
     const fitted = fit(minScale);
     await settleFonts();
+    // Two frames: the first paints with the decoded backgrounds, the second commits it.
+    await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
     const regions = Array.from(document.querySelectorAll("[data-region]")).map((el) =>
       describe(el, deviceScale),
     );
