@@ -330,6 +330,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         scene = SAMPLED_SCENES[index % len(SAMPLED_SCENES)]
         requests.append(JobRequest(entry, PresentationSpec(scene=scene, font_style=RANDOM)))
     status = execute(requests, demo_args, console, "embedded sample dataset")
+    # The demo is a showcase: images that fail the audit are listed in the
+    # report, and only a rendering failure makes the demo itself fail.
+    status = EXIT_OK if status == EXIT_UNVERIFIED else status
     sheet = contact_sheet(args.out, read_jsonl(args.out / MANIFEST), args.out / "contact_sheet.png")
     console.print(f"images:        {args.out / 'images'}")
     console.print(f"manifest:      {args.out / MANIFEST}")

@@ -33,6 +33,23 @@ def final_font_px(region: Region, layout: Layout, render: Mapping[str, Any] | No
     return region.font_px * (quad_h / box_h) * (layout.width / max(1.0, css_width))
 
 
+# Chromium names a face by family plus weight ("Noto Sans CJK JP Light",
+# "Klee One SemiBold"); the family is what was requested.
+_WEIGHT_WORDS = (
+    "thin", "extralight", "ultralight", "light", "demilight", "semilight", "regular",
+    "book", "medium", "semibold", "demibold", "bold", "extrabold", "ultrabold", "black",
+    "heavy",
+)  # fmt: skip
+
+
+def _family(face: str) -> str:
+    """Return a platform face name lower-cased and without trailing weight words."""
+    words = face.lower().split()
+    while len(words) > 1 and words[-1] in _WEIGHT_WORDS:
+        words.pop()
+    return " ".join(words)
+
+
 def _text_regions(layout: Layout) -> list[Region]:
     return [r for r in layout.regions if r.kind in ("question", "option") and r.text.strip()]
 
@@ -53,7 +70,8 @@ def layout_reasons(
     """Return every failed layout check of an image with a layout record."""
     reasons: list[Reason] = []
     height, width = image.shape[:2]
-    requested = {f.lower() for f in layout.fonts_requested}
+    # Recorded coverage fallbacks were chosen on purpose, so they count as requested.
+    requested = {f.lower() for f in (*layout.fonts_requested, *layout.fonts_fallback)}
     for region in layout.regions:
         if region.overflow:
             reasons.append(Reason("overflow", region.name, "content overflows its box"))
@@ -73,7 +91,7 @@ def layout_reasons(
     painted = paint_quads(image, [r.quad for r in layout.regions if r.kind == "figure"])
     for region in _text_regions(layout):
         used = [f for f in region.fonts if not f.lower().startswith(MATH_FONT_PREFIX)]
-        fallback = [f for f in used if requested and f.lower() not in requested]
+        fallback = [f for f in used if requested and _family(f) not in requested]
         if fallback:
             reasons.append(Reason("font_fallback", region.name, ", ".join(fallback)))
         missing = uncovered(region.text, list(region.fonts))
