@@ -15,18 +15,12 @@ from typing import Any
 
 import yaml
 
+from factorial.sweep import FORMATS
 from renderer.adapters import FORMATS as DATASET_FORMATS
 from renderer.adapters import MISSING_POLICIES
 from renderer.presentation import RANDOM, PresentationError, PresentationSpec
 
-FORMAT_LEVELS = (
-    "blind",
-    "standard",
-    "vision",
-    "vision_placeholder",
-    "vision_text_only",
-    "vision_question_only",
-)
+FORMAT_LEVELS = FORMATS  # the control hierarchy, defined once in factorial.sweep
 TEXT_FORMATS = ("blind", "standard")
 OPTION_LEVELS = (4, 10, "all")
 DESIGN_TYPES = ("full", "one_at_a_time", "balanced", "latin_square")
