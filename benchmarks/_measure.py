@@ -10,7 +10,11 @@ from pathlib import Path
 def _children(pid: int) -> list[int]:
     kids: list[int] = []
     task_dir = Path(f"/proc/{pid}/task")
-    for task in task_dir.iterdir() if task_dir.exists() else []:
+    try:
+        tasks = list(task_dir.iterdir())
+    except OSError:  # the process ended meanwhile
+        return kids
+    for task in tasks:
         try:
             kids += [int(k) for k in (task / "children").read_text().split()]
         except OSError:
@@ -18,14 +22,21 @@ def _children(pid: int) -> list[int]:
     return kids
 
 
+def _pss_bytes(pid: int) -> int:
+    """Return a process's proportional set size: shared pages split among their users."""
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Pss:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
 def tree_rss_bytes(pid: int | None = None) -> int:
-    """Return the summed resident memory of a process and all its descendants."""
+    """Return the summed memory (PSS, so shared pages count once) of a process tree."""
     pending, total = [pid or os.getpid()], 0
-    page = os.sysconf("SC_PAGE_SIZE")
     while pending:
         current = pending.pop()
         try:
-            total += int(Path(f"/proc/{current}/statm").read_text().split()[1]) * page
+            total += _pss_bytes(current)
         except (OSError, IndexError, ValueError):
             continue
         pending += _children(current)

@@ -52,8 +52,15 @@ class RunSummary:
     skipped: int = 0
     failed: int = 0
     seconds: float = 0.0
+    startup_seconds: float = 0.0  # launching the browsers, part of `seconds`
     failures: Counter[str] = field(default_factory=Counter)
     failed_items: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def steady_images_per_second(self) -> float:
+        """Return rendered images per second once the browsers are up."""
+        busy = self.seconds - self.startup_seconds
+        return self.rendered / busy if busy > 0 else 0.0
 
     @property
     def images_per_second(self) -> float:
@@ -216,7 +223,9 @@ async def _run(
             todo.append((index, entry))
     if todo:
         browsers = max(1, min(settings.workers, len(todo)))
+        launched = time.perf_counter()
         async with ChromiumPool(browsers, settings.pages_per_worker) as pool:
+            summary.startup_seconds = time.perf_counter() - launched
             limit = asyncio.Semaphore(browsers * settings.pages_per_worker)
 
             async def one(index: int, job: Job) -> None:

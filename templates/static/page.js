@@ -118,8 +118,6 @@
     await settleFonts();
     const fitted = fit(minScale);
     await settleFonts();
-    // Two frames: the first paints with the decoded backgrounds, the second commits it.
-    await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
     const regions = Array.from(document.querySelectorAll("[data-region]")).map((el) =>
       describe(el, deviceScale),
     );
