@@ -6,8 +6,8 @@ Run from the project root:
 
 Augraphy is not a project dependency. To include it, either install it into
 the same environment (`pip install augraphy`) or, to keep this one clean, into
-a throwaway one (`python -m venv /tmp/aug && /tmp/aug/bin/pip install augraphy`)
-and pass `--augraphy-python /tmp/aug/bin/python`; without either the Augraphy
+a throwaway one (`python -m venv augraphy-venv && augraphy-venv/bin/pip install augraphy`)
+and pass `--augraphy-python augraphy-venv/bin/python`; without either the Augraphy
 rows are skipped with a message. The Augraphy pipelines are the closest
 equivalents of `phone_photo_paper` (Geometric rotation, LightingGradient,
 ShadowCast, Jpeg) and `phone_photo_screen` (Moire, Geometric, LightingGradient,
