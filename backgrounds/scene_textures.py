@@ -9,10 +9,10 @@ validated colour. Tiles are generated on first use and kept in memory.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
-import tempfile
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -23,6 +23,7 @@ from PIL import Image
 
 from backgrounds.noise import fbm, grain
 from backgrounds.textures import make_texture
+from renderer.output import atomic_write
 
 VARIANTS = 3
 CACHE_VERSION = 1  # bump when a generator changes its pixels
@@ -122,13 +123,8 @@ def texture_bytes(name: str) -> tuple[bytes, str]:
     if stored.is_file():
         return stored.read_bytes(), mime
     data, mime = _encode(name)
-    try:
-        stored.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=stored.parent, delete=False) as handle:
-            handle.write(data)
-        os.replace(handle.name, stored)
-    except OSError:
-        pass  # an unwritable cache only costs time
+    with contextlib.suppress(OSError):  # an unwritable cache only costs time
+        atomic_write(stored, data)
     return data, mime
 
 

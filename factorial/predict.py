@@ -17,13 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from factorial.cache import ResponseCache, atomic_write_text, request_key
+from factorial.cache import ResponseCache, request_key
 from factorial.clients import ChatClient, Completion, GenerationParams
 from factorial.messages import ModelRequest, build_request
 from factorial.parsers import row_rng
 from factorial.prompts import PromptSet, resolve_prompts
 from factorial.retry import PermanentError, RetryableError, RetryPolicy
 from factorial.sweep import SweepRow, read_manifest
+from renderer.output import atomic_write_text
 
 PREDICTIONS_FILE = "predictions.jsonl"
 

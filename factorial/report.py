@@ -13,9 +13,9 @@ from rich.console import Console
 from rich.table import Table
 
 from factorial.analysis import AnalysisResults
-from factorial.cache import atomic_write_text
 from factorial.plots import forest_plot, interaction_plot, subject_heatmap
 from factorial.stats import Effect
+from renderer.output import atomic_write_text
 
 
 def _pct(value: float) -> str:

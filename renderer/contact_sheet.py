@@ -4,29 +4,17 @@ from __future__ import annotations
 
 import io
 import math
-import subprocess
 from collections.abc import Sequence
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
+from degradations.fonts import ui_font
 from renderer.contact_html import contact_html
 
 THUMB = 300
 LABEL_H = 44
-
-
-@cache
-def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    try:
-        path = subprocess.run(
-            ["fc-match", "-f", "%{file}", "DejaVu Sans"], capture_output=True, text=True, check=True
-        ).stdout.strip()
-        return ImageFont.truetype(path, size)
-    except (OSError, subprocess.CalledProcessError):
-        return ImageFont.load_default()
 
 
 def label_for(row: dict[str, Any]) -> str:
@@ -60,7 +48,7 @@ def contact_sheet(
             thumb = image.convert("RGB")
             thumb.thumbnail((THUMB - 8, THUMB - 8))
         sheet.paste(thumb, (x + (THUMB - thumb.width) // 2, y + (THUMB - thumb.height) // 2))
-        draw.multiline_text((x + 6, y + THUMB + 2), label_for(row), fill="black", font=_font(12))
+        draw.multiline_text((x + 6, y + THUMB + 2), label_for(row), fill="black", font=ui_font(12))
     buffer = io.BytesIO()
     sheet.save(buffer, format="PNG", optimize=True)
     target.parent.mkdir(parents=True, exist_ok=True)

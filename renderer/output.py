@@ -27,10 +27,14 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write UTF-8 text atomically."""
+    atomic_write(path, text.encode("utf-8"))
+
+
 def atomic_write_json(path: Path, value: Any) -> None:
     """Write `value` as pretty, key-sorted JSON, atomically."""
-    text = json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-    atomic_write(path, text.encode("utf-8"))
+    atomic_write_text(path, json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
