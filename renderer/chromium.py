@@ -2,7 +2,9 @@
 
 Each page slot has its own browser context whose every request is intercepted:
 the page may load only its job's figures and the shared static assets. Anything
-else fails the job. Screenshots use the DevTools fast path (see field notes).
+else fails the job. A slot loads one long-lived shell document (KaTeX, fonts,
+stylesheets) and shows each job inside it, rather than loading a new document
+per job. Screenshots use the DevTools fast path (see field notes).
 """
 
 from __future__ import annotations
@@ -19,12 +21,12 @@ from playwright.async_api import Browser, BrowserContext, CDPSession, Page, Rout
 
 from backgrounds.scene_textures import TEXTURE_NAMES, texture_file
 from renderer.assets import ORIGIN, AssetNotAllowed, static_asset
-from renderer.page import PageDocument
+from renderer.page import PageDocument, shell_html
 from renderer.records import Layout, Region, box_to_quad
 
 CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "/usr/bin/chromium", "chromium")
-BLANK_PATH = "/blank.html"
-BLANK_HTML = b"<!DOCTYPE html><html><head><meta charset='utf-8'></head><body></body></html>"
+SHELL_PATH = "/shell.html"
+SHELL_HTML = shell_html().encode("utf-8")
 RENDER_TIMEOUT_S = 60.0
 
 
@@ -40,11 +42,16 @@ def _warm_up_html() -> str:
         "div { width: 120px; height: 60px; display: inline-block; }"
         ".small { width: 40px; height: 16px; border-radius: 2px; box-shadow: 0 3px 5px #0006; }"
         "</style></head><body><main id='content'>"
-        f"{tiles}</main><script src='/static/itemshot/page.js'></script></body></html>"
+        f"{tiles}</main></body></html>"
     )
 
 
 _WARM_UP_HTML = _warm_up_html()
+# One round trip per job: swap the job's page into the shell, then lay it out.
+_SHOW_AND_LAYOUT = """async ([html, minScale, dsf]) => {
+  await window.itemshotShow(html);
+  return await window.itemshotLayout(minScale, dsf);
+}"""
 
 
 class RenderFailure(RuntimeError):
@@ -77,6 +84,7 @@ class _Slot:
     cdp: CDPSession
     assets: dict[str, tuple[bytes, str]] = field(default_factory=dict)
     refused: list[str] = field(default_factory=list)
+    metrics: tuple[int, int, float] | None = None  # the page size last set, to skip resets
 
 
 @dataclass(frozen=True)
@@ -147,7 +155,7 @@ class ChromiumPool:
             await self._serve(slot, route)
 
         await context.route("**/*", handle)
-        await page.goto(ORIGIN + BLANK_PATH)
+        await page.goto(ORIGIN + SHELL_PATH, wait_until="load")
         await cdp.send("DOM.enable")
         await cdp.send("CSS.enable")
         await self._warm_up(slot)
@@ -160,8 +168,7 @@ class ChromiumPool:
         (seen on small rounded boxes); painting them all up front makes the
         output independent of which jobs a page happened to render before.
         """
-        await slot.page.set_content(_WARM_UP_HTML, wait_until="load")
-        await slot.page.evaluate("() => window.itemshotLayout(1, 1)")
+        await slot.page.evaluate(_SHOW_AND_LAYOUT, [_WARM_UP_HTML, 1, 1])
         await slot.cdp.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True})
 
     async def _serve(self, slot: _Slot, route: Route) -> None:
@@ -170,8 +177,8 @@ class ChromiumPool:
         try:
             if path is None:
                 raise AssetNotAllowed(url)
-            if path == BLANK_PATH:
-                body, mime = BLANK_HTML, "text/html"
+            if path == SHELL_PATH:
+                body, mime = SHELL_HTML, "text/html"
             elif path in slot.assets:
                 body, mime = slot.assets[path]
             else:
@@ -207,24 +214,26 @@ class ChromiumPool:
     async def _render(self, slot: _Slot, document: PageDocument) -> RenderOutput:
         slot.assets = dict(document.assets)
         slot.refused = []
-        await slot.cdp.send(
-            "Emulation.setDeviceMetricsOverride",
-            {
-                "width": document.css_width,
-                "height": document.css_height,
-                "deviceScaleFactor": document.device_scale,
-                "mobile": False,
-            },
-        )
-        await slot.page.set_content(document.html, wait_until="load")
+        metrics = (document.css_width, document.css_height, document.device_scale)
+        if metrics != slot.metrics:
+            await slot.cdp.send(
+                "Emulation.setDeviceMetricsOverride",
+                {
+                    "width": document.css_width,
+                    "height": document.css_height,
+                    "deviceScaleFactor": document.device_scale,
+                    "mobile": False,
+                },
+            )
+            slot.metrics = metrics
         result = await slot.page.evaluate(
-            "([minScale, dsf]) => window.itemshotLayout(minScale, dsf)",
-            [document.min_scale, document.device_scale],
+            _SHOW_AND_LAYOUT, [document.html, document.min_scale, document.device_scale]
         )
-        if slot.refused:
+        refused = slot.refused + result["blocked"]
+        if refused:
             raise RenderFailure(
                 "forbidden_request",
-                f"the page asked for {slot.refused[0]!r}, which is not one of the job's assets",
+                f"the page asked for {refused[0]!r}, which is not one of the job's assets",
             )
         if result["broken_images"]:
             raise RenderFailure(

@@ -13,6 +13,7 @@ from markupsafe import Markup
 from backgrounds.scene_textures import mean_color, texture_file
 from fonts.catalogue import FontChoice
 from fonts.coverage import resolve_fonts
+from renderer.assets import katex_available
 from renderer.items import LETTERS, Figure, Item
 from renderer.markup import (
     FigureRef,
@@ -119,6 +120,11 @@ def _environment() -> jinja2.Environment:
 
 
 _ENV = _environment()
+
+
+def shell_html() -> str:
+    """Return the long-lived document a page slot shows all its jobs in (see chromium.py)."""
+    return _ENV.get_template("shell.html").render(math=katex_available())
 
 
 def words_for(language: str) -> dict[str, str]:

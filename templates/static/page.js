@@ -4,6 +4,22 @@
 (function () {
   "use strict";
 
+  // Requests the page's content security policy stopped before they left the
+  // page; reported with the layout so such a job fails like a refused request.
+  const blocked = [];
+  document.addEventListener("securitypolicyviolation", (event) => {
+    blocked.push(event.blockedURI || event.violatedDirective);
+  });
+
+  // Resolves once `el` has loaded or failed to; with the request guard, a
+  // refused resource has been recorded by then.
+  function settled(el) {
+    return new Promise((resolve) => {
+      el.addEventListener("load", resolve, { once: true });
+      el.addEventListener("error", resolve, { once: true });
+    });
+  }
+
   function typesetMath() {
     const errors = [];
     for (const el of document.querySelectorAll(".math")) {
@@ -109,6 +125,57 @@
     return failed;
   }
 
+  // Stylesheets come and go with the job: one already loaded is switched on or
+  // off through its CSSStyleSheet (the link's own `disabled` would refetch it
+  // asynchronously); a new one is added and awaited.
+  function applyStylesheets(parsedHead) {
+    const wanted = Array.from(parsedHead.querySelectorAll("link[rel=stylesheet]"));
+    const hrefs = new Set(wanted.map((link) => link.getAttribute("href")));
+    const present = new Map();
+    for (const link of document.head.querySelectorAll("link[rel=stylesheet]")) {
+      present.set(link.getAttribute("href"), link);
+      if (link.sheet) link.sheet.disabled = !hrefs.has(link.getAttribute("href"));
+    }
+    const loads = [];
+    for (const link of wanted) {
+      if (present.has(link.getAttribute("href"))) continue;
+      const added = document.createElement("link");
+      added.rel = "stylesheet";
+      loads.push(settled(added));
+      added.href = link.getAttribute("href");
+      document.head.appendChild(added);
+    }
+    for (const style of document.head.querySelectorAll("style")) style.remove();
+    for (const style of parsedHead.querySelectorAll("style")) document.head.appendChild(style);
+    return Promise.all(loads);
+  }
+
+  // Shows a job's page inside this long-lived shell document instead of loading
+  // a new document per job: KaTeX, fonts, stylesheets and textures stay loaded.
+  // The HTML is our own autoescaped template output; the parsed copy is inert
+  // (no script runs, nothing loads) until its nodes are moved into the page,
+  // and script elements are dropped before that.
+  window.itemshotShow = async function (html) {
+    const parsed = new DOMParser().parseFromString(html, "text/html");
+    for (const script of parsed.querySelectorAll("script")) script.remove();
+    blocked.length = 0;
+    // What else in the body loads something (images are awaited by the layout).
+    const loading = Array.from(
+      parsed.body.querySelectorAll("link[rel~=stylesheet], iframe, object, image"),
+    ).map(settled);
+    const root = document.documentElement;
+    root.removeAttribute("style");
+    root.lang = parsed.documentElement.lang;
+    await applyStylesheets(parsed.head);
+    document.body.className = parsed.body.className;
+    // Hidden until laid out: the frames Chromium paints while figures, fonts
+    // and the fit loop settle then cost next to nothing (itemshotLayout shows it).
+    document.body.style.visibility = "hidden";
+    document.body.replaceChildren(...Array.from(parsed.body.childNodes));
+    window.scrollTo(0, 0);
+    await Promise.all(loading);
+  };
+
   window.itemshotLayout = async function (minScale, deviceScale) {
     const mathErrors = window.katex ? typesetMath() : [];
     const images = Array.from(document.images);
@@ -118,6 +185,7 @@
     await settleFonts();
     const fitted = fit(minScale);
     await settleFonts();
+    document.body.style.removeProperty("visibility");
     const regions = Array.from(document.querySelectorAll("[data-region]")).map((el) =>
       describe(el, deviceScale),
     );
@@ -131,6 +199,7 @@
       fits: fitted.fits,
       math_errors: mathErrors,
       broken_images: broken,
+      blocked: blocked.slice(),
       regions: regions,
       span_regions: spanRegions,
     };
