@@ -65,3 +65,54 @@ class PeakRss:
         self._stop.set()
         self._thread.join()
         self.peak = max(self.peak, tree_rss_bytes())
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _process_kind(pid: int) -> str | None:
+    """Return a short name for a process of the tree: python, driver, or Chromium's --type."""
+    try:
+        # Chromium rewrites its children's command lines into one space-separated string.
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split()
+    except OSError:
+        return None
+    for word in words:
+        if word.startswith("--type="):
+            return word.removeprefix("--type=")
+    command = " ".join(words)
+    if "chrom" in command:
+        return "browser"
+    if "node" in command or "playwright" in command:
+        return "driver"
+    return None
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICKS  # utime + stime
+
+
+def cpu_by_process() -> dict[str, float]:
+    """Return CPU seconds used so far by this process (`python`) and its descendants, by kind."""
+    totals = {"python": sum(os.times()[:2])}
+    pending = _children(os.getpid())
+    while pending:
+        pid = pending.pop()
+        kind = _process_kind(pid)
+        try:
+            if kind:
+                totals[kind] = totals.get(kind, 0.0) + _cpu_seconds(pid)
+        except (OSError, IndexError, ValueError):
+            continue
+        pending += _children(pid)
+    return totals
+
+
+def cpu_per_item(before: dict[str, float], after: dict[str, float], items: int) -> dict[str, float]:
+    """Return milliseconds of CPU per item, by process kind, between two `cpu_by_process` calls."""
+    return {
+        kind: (after[kind] - before.get(kind, 0.0)) * 1000 / items
+        for kind in after
+        if after[kind] - before.get(kind, 0.0) > 0
+    }

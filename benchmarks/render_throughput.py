@@ -3,7 +3,11 @@
 The floor is the same pool (browsers × pages) screenshotting a trivial page:
 what the machine can do when rendering itself costs nothing. The ratio of the
 fixture's images/s to that floor is the figure of merit (target ≥ 0.70 with
-≥ 2 workers). Per-scene rates are printed too.
+≥ 2 workers). Per-scene rates are printed too, and where the CPU goes: CPU
+milliseconds per image by process (this Python, the Playwright driver, the
+Chromium browser, renderer and GPU processes) for the floor, for the fixture,
+and for capturing the already-rendered fixture pages again (the cost of the
+screenshot alone, which no rendering optimisation can remove).
 
     .venv/bin/python benchmarks/render_throughput.py [--workers 2] [--repeat 2]
 """
@@ -16,15 +20,16 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._measure import PeakRss
+from benchmarks._measure import PeakRss, cpu_by_process, cpu_per_item
 from fonts.catalogue import choose_fonts
 from renderer.adapters import load_dataset
-from renderer.chromium import ChromiumPool
-from renderer.jobs import JobRequest, plan
-from renderer.page import PageDocument
+from renderer.chromium import _SHOW_AND_LAYOUT, ChromiumPool
+from renderer.jobs import Job, JobRequest, plan
+from renderer.page import PageDocument, build_page
 from renderer.pipeline import RunSettings, run_jobs
 from renderer.presentation import SCENES, PresentationSpec
 
@@ -38,9 +43,9 @@ TRIVIAL = (
 )
 
 
-def floor_rate(workers: int, pages: int, count: int) -> float:
-    """Return images/s of the pool screenshotting a trivial 768×1024 page `count` times."""
-    document = PageDocument(
+def trivial_document() -> PageDocument:
+    """Return the floor's page: one word on a blank 768×1024 page."""
+    return PageDocument(
         html=TRIVIAL,
         assets={},
         css_width=768,
@@ -51,6 +56,11 @@ def floor_rate(workers: int, pages: int, count: int) -> float:
         decor={},
         placeholders=(),
     )
+
+
+def floor_rate(workers: int, pages: int, count: int) -> float:
+    """Return images/s of the pool screenshotting a trivial 768×1024 page `count` times."""
+    document = trivial_document()
 
     async def run() -> float:
         async with ChromiumPool(workers, pages) as pool:
@@ -79,6 +89,89 @@ def fixture_rate(scenes: tuple[str, ...], workers: int, repeat: int) -> tuple[fl
     return summary.steady_images_per_second, summary.rendered, memory.peak
 
 
+KINDS = ("python", "driver", "browser", "renderer", "gpu-process")
+
+
+async def _capture_alone(
+    pool: ChromiumPool, documents: list[PageDocument], repeats: int
+) -> dict[str, float]:
+    """Return CPU ms per screenshot of pages already rendered: capture cost alone.
+
+    Each page slot shows a fixture page (not measured), then every slot
+    screenshots its unchanged page `repeats` times at once (measured). Reaches
+    into the pool's slots: a measurement, not an API.
+    """
+    slots = [await pool._slots.get() for _ in range(pool.browser_count * pool.pages_per_browser)]
+    spent: dict[str, float] = {}
+    captures = 0
+
+    async def show(slot: Any, document: PageDocument) -> None:
+        slot.assets = dict(document.assets)
+        await slot.page.evaluate(_SHOW_AND_LAYOUT, [document.html, document.min_scale, 1.0])
+
+    async def capture(slot: Any) -> None:
+        for _ in range(repeats):
+            await slot.cdp.send(
+                "Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True}
+            )
+
+    try:
+        for start in range(0, len(documents), len(slots)):
+            group = list(zip(slots, documents[start : start + len(slots)], strict=False))
+            await asyncio.gather(*(show(slot, d) for slot, d in group))
+            before = cpu_by_process()
+            await asyncio.gather(*(capture(slot) for slot, _ in group))
+            after = cpu_by_process()
+            captures += repeats * len(group)
+            for kind in after:
+                spent[kind] = spent.get(kind, 0.0) + after[kind] - before.get(kind, 0.0)
+    finally:
+        for slot in slots:
+            pool._slots.put_nowait(slot)
+    return {kind: seconds * 1000 / captures for kind, seconds in spent.items() if seconds > 0}
+
+
+def cpu_split(workers: int, pages: int) -> dict[str, dict[str, float]]:
+    """Return CPU ms per image by process for the floor, the fixture and capture alone."""
+    items = load_dataset(FIXTURE).items
+    requests = [JobRequest(item, PresentationSpec(scene=s), {}) for s in SCENES for item in items]
+    jobs = [j for j in plan(requests, run_seed=0) if isinstance(j, Job)]
+    documents = [build_page(j.item, j.presentation, j.seed, j.content) for j in jobs]
+    trivial = trivial_document()
+    split: dict[str, dict[str, float]] = {}
+
+    async def run() -> None:
+        async with ChromiumPool(workers, pages) as pool:
+            await asyncio.gather(*(pool.render(trivial) for _ in range(workers * pages)))
+            for name, batch in (("floor", [trivial] * len(documents)), ("fixture", documents)):
+                before = cpu_by_process()
+                await asyncio.gather(*(pool.render(d) for d in batch))
+                split[name] = cpu_per_item(before, cpu_by_process(), len(batch))
+            split["capture alone"] = await _capture_alone(pool, documents, repeats=3)
+
+    asyncio.run(run())
+    return split
+
+
+def print_cpu_split(split: dict[str, dict[str, float]], target: float = 0.70) -> None:
+    """Print the CPU split table and what it leaves for rendering at the target ratio."""
+    kinds = ("python", "driver", "browser", "renderer", "gpu-process")
+    print("CPU ms per image, by process (steady state, same pool):")
+    print(f"  {'':16s}" + "".join(f"{k:>12s}" for k in kinds) + f"{'total':>9s}")
+    for name, row in split.items():
+        cells = "".join(f"{row.get(k, 0.0):12.1f}" for k in kinds)
+        print(f"  {name:16s}{cells}{sum(row.values()):9.1f}")
+    floor, capture, fixture = (
+        sum(split[k].values()) for k in ("floor", "capture alone", "fixture")
+    )
+    budget = floor / target
+    print(
+        f"  at {target:.2f} of the floor an image may cost {budget:.1f} ms; capturing a real page "
+        f"alone costs {capture:.1f} ms, leaving {budget - capture:.1f} ms for everything else, "
+        f"which takes {fixture - capture:.1f} ms now"
+    )
+
+
 def main() -> None:
     """Measure and print the floor, the fixture rate, their ratio and per-scene rates."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -102,6 +195,7 @@ def main() -> None:
         print(f"  {scene:16s} {rates[scene]:6.2f} images/s ({count} images)")
     slowest, fastest = min(rates.values()), max(rates.values())
     print(f"slowest / fastest scene: {slowest / fastest:.2f}  (target ≥ 0.50)")
+    print_cpu_split(cpu_split(args.workers, args.pages))
 
 
 if __name__ == "__main__":
