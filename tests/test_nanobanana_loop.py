@@ -74,7 +74,8 @@ def renders(dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str
             continue
         layout = Layout.from_dict(json.loads((out / job.sidecar_path).read_text())["layout"])
         rng = random.Random(3)
-        other = (SAMPLE_DATA.parent / "figures" / "triangle.png").read_bytes()
+        # Another item's bar chart in the same style: the swap that shares most features.
+        other = (SAMPLE_DATA.parent / "figures" / "rainfall.png").read_bytes()
         for name, made_image in (
             ("option_erased", defects.option_removed(pixels, job.item, layout, rng)),
             ("figure_swapped", defects.figure_replaced(pixels, job.item, layout, rng, [other])),
@@ -113,7 +114,7 @@ def _rows(out: Path) -> dict[str, dict]:
 def test_defective_images_are_regenerated_then_fall_back(
     dataset: Path, renders: dict[str, bytes], tmp_path: Path
 ) -> None:
-    bad = ["option_erased", "blurred", "option_erased"]
+    bad = ["option_erased", "figure_swapped", "blurred", "option_erased"]
     served: dict[str, int] = {"ja-sales": 0}
 
     def script(captured: Captured) -> Reply:
@@ -125,7 +126,7 @@ def test_defective_images_are_regenerated_then_fall_back(
 
     out = tmp_path / "out"
     with StandIn(script) as server:
-        status = _render(dataset, out, server, "--attempts", "3")
+        status = _render(dataset, out, server, "--attempts", "4")
         prompts = [c.prompt for c in server.captured if _which(c) == "ja-sales"]
     assert status == 0
     rows = _rows(out)
@@ -134,7 +135,7 @@ def test_defective_images_are_regenerated_then_fall_back(
     assert clean["verdict"] == "pass" and (out / clean["image"]).is_file()
     fell = rows["ja-sales"]
     assert (fell["backend"], fell["requested_backend"]) == ("chromium", "nanobanana")
-    assert (fell["attempts"], fell["fallback"]) == (3, True)
+    assert (fell["attempts"], fell["fallback"]) == (4, True)
     assert fell["verdict"] == "pass" and (out / fell["image"]).is_file()
     sidecar = json.loads((out / "images" / f"{Path(fell['image']).stem}.json").read_text())
     assert sidecar["render"]["backend"] == "chromium"  # the fallback is a real Chromium render
@@ -146,15 +147,22 @@ def test_defective_images_are_regenerated_then_fall_back(
         )
     )
     attempts = record["render"]["attempts"]
-    assert [a["passed"] for a in attempts] == [False, False, False]
+    assert [a["passed"] for a in attempts] == [False] * 4
     assert all(a["verdict"] and not a["verdict"]["passed"] for a in attempts)
+    codes = [{r["code"] for r in a["verdict"]["reasons"]} for a in attempts]
+    # The erased option's text is also a chart label: its label is what is missing.
+    assert codes[0] & {"option_missing", "letter_mismatch"} and "figure_missing" not in codes[0]
+    assert codes[1] == {"figure_missing"}  # the swapped chart: text intact, figure not found
     assert "stress_text" in attempts[1]["adjustments"]  # option erased → stress the text
-    assert "plainer_background" in attempts[2]["adjustments"]  # blurred → plainer, larger
+    assert "keep_figure" in attempts[2]["adjustments"]  # figure replaced → reuse it unchanged
+    assert "plainer_background" in attempts[3]["adjustments"]  # blurred → plainer, larger
     assert "IMPORTANT: an earlier image left out" in prompts[1]
-    assert "plain and uncluttered" in prompts[2]
+    assert "IMPORTANT: an earlier image redrew or replaced a figure" in prompts[2]
+    assert "redrew or replaced" not in prompts[1]
+    assert "plain and uncluttered" in prompts[3]
     cost = json.loads((out / "cost.json").read_text())
-    assert cost["total"]["http_requests"] == 4 and cost["total"]["images_by_size"] == {"1K": 4}
-    assert cost["total"]["cost"] == pytest.approx(4 * 0.134 + 4 * 560 / 1e6 * 2.0)
+    assert cost["total"]["http_requests"] == 5 and cost["total"]["images_by_size"] == {"1K": 5}
+    assert cost["total"]["cost"] == pytest.approx(5 * 0.134 + 5 * 560 / 1e6 * 2.0)
     for path in out.rglob("*"):
         if path.is_file():
             assert b"secret-test-key" not in path.read_bytes()

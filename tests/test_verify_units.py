@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from renderer.items import Item
+from verify.align import best_window
 from verify.contrast import css_contrast, pixel_contrast
 from verify.expected import options, stem
 from verify.fonts import font_facts, uncovered
@@ -17,6 +18,7 @@ from verify.text import accuracy, missing_ends, normalise, ocr_accuracy, word_re
 from verify.thresholds import DEFAULT_THRESHOLDS
 from verify.tokens import missing_numbers, missing_units, short_option_found
 from verify.verdicts import Reason, RegionScore, verdict
+from verify.whole_image import _align, _without_references
 
 
 def test_normalise_folds_width_quotes_dashes_spaces_and_cjk_spacing() -> None:
@@ -111,3 +113,25 @@ def test_thresholds_reject_unknown_names() -> None:
     assert DEFAULT_THRESHOLDS.updated({"contrast": "3"}).contrast == 3.0
     with pytest.raises(ValueError, match="unknown threshold"):
         DEFAULT_THRESHOLDS.updated({"nope": 1})
+
+
+def test_alignment_spans_figure_references_and_formulas_the_source_lacks() -> None:
+    page = (
+        "Question 3\nThe curve in Figure 1 has the form y = az? + b. What are the values\n"
+        "of a and b?\nFigure 1\n240 192 Oslo Lima"
+    )
+    stem = "The curve in  has the form \n. What are the values of \n and \n?"
+    window = _align(stem, page)
+    assert (
+        window == "The curve in Figure 1 has the form y = az? + b. What are the values of a and b?"
+    )
+    start, end, cost = best_window("abc", "xxABCxx")
+    assert (start, end, cost) == (2, 5, 0.0)
+
+
+def test_figure_reference_words_are_dropped_before_scoring() -> None:
+    assert (
+        _without_references("Compare Figure 1 and Fig. 2. Which", (1, 2)) == "Compare and . Which"
+    )
+    assert _without_references("図1のグラフ", (1,)) == "のグラフ"
+    assert _without_references("Figure 10 shows 1", (1,)) == "Figure 10 shows 1"

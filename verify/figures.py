@@ -1,11 +1,12 @@
 """Figure presence: is this source figure shown here, whole and unchanged?
 
+These checks know where the figure should be (a region of the layout record).
 Clean renders: the figure's region is cropped and compared with the source
 resized to the same box by normalised cross-correlation, allowing a small
-shift (template matching). Warped, captured or generated images: local
-features (SIFT) of the source are matched into the image and a homography is
-fitted with RANSAC; the score is the share of the source's features that are
-geometric inliers, and the projected outline tells where the figure is.
+shift (template matching). Warped or captured boxes: local features (SIFT) of
+the source are matched into the box and a homography is fitted with RANSAC;
+the score is the share of the source's features that are geometric inliers.
+Images without a layout record are searched by `verify.figure_search`.
 """
 
 from __future__ import annotations
@@ -117,31 +118,3 @@ def figure_content(crop: np.ndarray) -> float:
     """Return the grey-level standard deviation of a crop (near 0 for an empty box)."""
     grey = gray(crop)
     return float(grey.std()) if grey.size else 0.0
-
-
-def multiscale_template(image: np.ndarray, figure: np.ndarray, work_side: int = 900) -> float:
-    """Return the best normalised correlation of the figure over many sizes in the whole image.
-
-    For layout-less images where feature matching finds too few keypoints (small
-    or flat figures). The image is reduced to `work_side` px on its long side;
-    the figure is tried at widths from 4% to 90% of the image width.
-    """
-    grey = gray(image)
-    factor = work_side / max(grey.shape[:2])
-    small = cv2.resize(grey, None, fx=factor, fy=factor, interpolation=cv2.INTER_AREA)
-    small = small.astype(np.float32)
-    best = 0.0
-    aspect = figure.shape[0] / max(1, figure.shape[1])
-    for share in np.geomspace(0.04, 0.9, 28):
-        width = int(small.shape[1] * share)
-        height = int(width * aspect)
-        if width < 12 or height < 12 or height >= small.shape[0] or width >= small.shape[1]:
-            continue
-        template = cv2.resize(figure, (width, height), interpolation=cv2.INTER_AREA).astype(
-            np.float32
-        )
-        if float(template.std()) < 1.0:
-            continue
-        score = float(np.nanmax(cv2.matchTemplate(small, template, cv2.TM_CCOEFF_NORMED)))
-        best = max(best, score)
-    return max(0.0, min(1.0, best))

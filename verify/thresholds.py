@@ -16,8 +16,13 @@ class Thresholds:
       lose more per misread character, hence lower).
     - `math_recall` (0.80): for text with formulas, share of the plain words that must be read.
     - `figure_template` (0.60): minimum normalised cross-correlation of a figure in its box.
-    - `figure_features` (0.35): minimum share of inlier features when the figure is searched
-      in a warped or layout-less image.
+    - `figure_features` (0.35): minimum share of inlier features when a warped figure box is
+      checked against its source.
+    - `figure_presence` (0.35): minimum tile score of a figure found in a layout-less image
+      (1 - the second-worst tile's residual in units of the figure's contrast; see
+      `verify.figure_search`). On Chromium renders of the sample items in six scenes the
+      genuine figure scores at least 0.72 (0.55 after light screenshot, photo and scan
+      captures) and a figure swapped for another sample figure at most 0.01.
     - `contrast` (4.5): minimum WCAG contrast ratio of text to its background (AA body text).
     - `x_height_px` (6.0): minimum rendered x-height in final-image pixels.
     - `whole_image_field` (0.75): minimum aligned accuracy of a field in a whole-image audit.
@@ -28,6 +33,7 @@ class Thresholds:
     math_recall: float = 0.80
     figure_template: float = 0.60
     figure_features: float = 0.35
+    figure_presence: float = 0.35
     contrast: float = 4.5
     x_height_px: float = 6.0
     whole_image_field: float = 0.75

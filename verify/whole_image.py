@@ -2,8 +2,9 @@
 
 The page is OCR'd as a whole. Option labels ("(A)", "A.", "A)") found in the
 words are the anchors: each option's text is what follows its own label up to
-the next label or the end of the line. The stem is located by fuzzy
-alignment of its text in the page text. Each field gets the same accuracy
+the next label or the end of the line. The stem is located by semi-global
+alignment of its text in the page text (the substring of least edit distance,
+of any length: a page may show "<image 1>" as "Figure 1"). Each field gets the same accuracy
 and critical-token checks as in the region audit; missing and extra option
 letters and the reading order of stem and labels are reported.
 """
@@ -16,12 +17,13 @@ from dataclasses import dataclass
 
 import cv2
 import numpy as np
-from rapidfuzz import fuzz
 
 from renderer.items import LETTERS, Item
 from verify import expected as source
+from verify.align import best_window
 from verify.crops import gray
-from verify.figures import decode_figure, feature_match, multiscale_template
+from verify.figure_search import FigureSearch
+from verify.figures import decode_figure
 from verify.ocr import Word, language_for, words
 from verify.scoring import score_stem
 from verify.text import compact, normalise, ocr_accuracy
@@ -206,16 +208,27 @@ def _fit(result: Verdict) -> tuple[int, float]:
 def _figures(
     image: np.ndarray, item: Item, thresholds: Thresholds
 ) -> tuple[list[Reason], list[RegionScore]]:
+    """Return a reason for each source figure not found unchanged, and every figure's score."""
     reasons: list[Reason] = []
     scores: list[RegionScore] = []
+    search = FigureSearch(image)
     for number, figure in sorted(item.figures.items()):
-        score, method = figure_score(image, decode_figure(figure.data))
-        minimum = thresholds.figure_features if method == "features" else thresholds.figure_template
-        if score < minimum:
-            reasons.append(
-                Reason("figure_missing", f"figure:{number}", f"{method} score {score:.2f}")
+        found = search.find(decode_figure(figure.data), thresholds.figure_presence)
+        if found.score < thresholds.figure_presence:
+            detail = (
+                f"not found (best match {found.score:.2f} by {found.method}, "
+                f"{found.candidates} placements checked)"
+                if found.candidates
+                else "no placement of the figure found"
             )
-        scores.append(RegionScore(f"figure:{number}", "figure", score, measures={"method": method}))
+            reasons.append(Reason("figure_missing", f"figure:{number}", detail))
+        measures = {
+            "method": found.method,
+            "outline": [list(p) for p in found.outline],
+            "worst_tiles": list(found.worst_tiles),
+            "placements_checked": found.candidates,
+        }
+        scores.append(RegionScore(f"figure:{number}", "figure", found.score, measures=measures))
     return reasons, scores
 
 
@@ -238,7 +251,9 @@ def _audit_words(
     before = found[
         : min((first_anchor[x].index for x in letters if x in first_anchor), default=len(found))
     ]
-    stem_window = _align(stem.text, "\n".join(_lines(before)) or page)
+    stem_window = _without_references(
+        _align(stem.text, "\n".join(_lines(before)) or page), stem.figures
+    )
     result = score_stem(stem, stem_window, _whole(thresholds))
     reasons.extend(result.reasons)
     scores.append(result.region)
@@ -270,17 +285,6 @@ def _audit_words(
     reasons.extend(_reading_order([first_anchor[x] for x in letters if x in first_anchor]))
 
     return verdict(image_name, item.id, "whole_image", lang, reasons, scores)
-
-
-def figure_score(image: np.ndarray, figure: np.ndarray) -> tuple[float, str]:
-    """Return the better of feature matching and multi-scale template matching, with its method."""
-    match = feature_match(image, figure)
-    if match.score >= 0.5:
-        return match.score, "features"
-    template = multiscale_template(image, figure)
-    if template >= match.score:
-        return template, "template"
-    return match.score, "features"
 
 
 def _whole(thresholds: Thresholds) -> Thresholds:
@@ -321,16 +325,30 @@ def _lines(found: list[Word]) -> list[str]:
 
 
 def _align(needle: str, haystack: str) -> str:
-    """Return the part of `haystack` that best matches `needle` (anchor-free fuzzy alignment)."""
+    """Return the part of `haystack` closest to `needle` by edit distance (any length)."""
     a, b = normalise(needle), normalise(haystack)
     if not a or not b:
         return ""
     if len(a) >= len(b):
         return b
-    alignment = fuzz.partial_ratio_alignment(a.casefold(), b.casefold())
-    if alignment is None:
-        return ""
-    return b[alignment.dest_start : alignment.dest_end]
+    start, end, _distance = best_window(a, b)
+    return b[start:end]
+
+
+def _reference_pattern(number: int) -> re.Pattern[str]:
+    """Return how a page may show `<image N>` in words: Figure N, Fig. N, Image N, 図N."""
+    return re.compile(rf"(?:\b(?:figure|fig\.?|image)\s*|図\s*|<image\s*){number}(?!\d)>?", re.I)
+
+
+def _without_references(text: str, figures: tuple[int, ...]) -> str:
+    """Return a field's text without the words that stand for its figures.
+
+    The source is compared with its `<image N>` tags dropped, while a page
+    shows them as "Figure 1" (or not at all); `_figure_references` checks them.
+    """
+    for number in dict.fromkeys(figures):
+        text = _reference_pattern(number).sub("", text)
+    return re.sub(r"\s{2,}", " ", text).strip()
 
 
 def _figure_references(item: Item, page: str) -> list[Reason]:
