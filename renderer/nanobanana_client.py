@@ -7,7 +7,9 @@
 - refusals (finish reasons such as IMAGE_SAFETY, prompt block reasons, answers
   with text only or only draft `thought` images) come back as outcomes, not errors,
   and are never retried here (the vibe loop decides what to do);
-- answers are cached on disk by the full request key, so a re-run makes no request.
+- answers are cached on disk by the full request key, so a re-run makes no request;
+- `call` runs any API call within those limits and retries (batch mode uses it
+  for batch creation and polling).
 
 The API key is read from the environment only, handed to the SDK, and never
 recorded: outcomes, cache records and logs hold no key.
@@ -21,8 +23,9 @@ import random
 import re
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 from google import genai
@@ -51,6 +54,7 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
 
 TRANSPORT_ERRORS = _transport_errors()
 IMAGE_KINDS = ("image", "refusal", "no_image", "error")
+T = TypeVar("T")
 
 
 class MissingApiKey(RuntimeError):
@@ -110,6 +114,8 @@ class Outcome:
     error: str | None = None
     cached: bool = False
     draft_images: int = 0
+    error_code: int | None = None  # the HTTP or per-request status of an error (None: none given)
+    batch: str | None = None  # the batch that answered it (batch mode)
 
     @property
     def reason(self) -> str | None:
@@ -128,8 +134,15 @@ class Outcome:
 
     @property
     def requests(self) -> int:
-        """Return the number of HTTP requests this outcome cost (0 when cached)."""
+        """Return the number of HTTP requests this outcome cost (0 when cached or batched)."""
         return len(self.http_statuses)
+
+    @property
+    def transient(self) -> bool:
+        """Return whether an error may go away when asked again (429, 5xx, no answer, a batch)."""
+        return self.kind == "error" and (
+            self.error_code is None or self.error_code == 0 or self.error_code in RETRY_STATUSES
+        )
 
     def record(self) -> dict[str, Any]:
         """Return the outcome's metadata as a JSON-ready dict (no image bytes)."""
@@ -260,20 +273,54 @@ class ImageClient:
         self.http_requests = 0
         self.statuses: Counter[int] = Counter()
 
+    @property
+    def sdk(self) -> genai.Client:
+        """Return the SDK client (batch mode calls its `aio.batches`)."""
+        return self._client
+
+    def cached(self, request: GenRequest) -> Outcome | None:
+        """Return the cached outcome of a request, or None when it was not answered before."""
+        if self.cache is None:
+            return None
+        hit = self.cache.get(request.key())
+        if hit is None:
+            return None
+        record, image = hit
+        return _from_record(record, image)
+
+    def remember(self, request: GenRequest, outcome: Outcome) -> None:
+        """Cache an answer (errors are never cached: asking again may succeed)."""
+        if self.cache is not None and outcome.kind != "error":
+            self.cache.put(request.key(), outcome.record(), outcome.image, outcome.mime)
+
     async def generate(self, request: GenRequest) -> Outcome:
         """Return the outcome of a request, from the cache when it was answered before."""
-        key = request.key()
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                record, image = hit
-                return _from_record(record, image)
-        outcome = await self._call_with_retries(request)
-        if self.cache is not None and outcome.kind != "error":
-            self.cache.put(key, outcome.record(), outcome.image, outcome.mime)
+        hit = self.cached(request)
+        if hit is not None:
+            return hit
+        response, statuses, message = await self.call(
+            lambda: self._client.aio.models.generate_content(
+                model=request.model, contents=[content(request)], config=config(request)
+            )
+        )
+        if response is None:
+            code = statuses[-1] if statuses else None
+            outcome = Outcome(
+                "error", error=message, http_statuses=tuple(statuses), error_code=code
+            )
+        else:
+            outcome = _with_statuses(parse_response(response), statuses)
+        self.remember(request, outcome)
         return outcome
 
-    async def _call_with_retries(self, request: GenRequest) -> Outcome:
+    async def call(
+        self, make: Callable[[], Awaitable[T]]
+    ) -> tuple[T | None, list[int], str | None]:
+        """Return (result, HTTP statuses, error) of one API call made within the limits.
+
+        Retries 408/429/5xx, timeouts and dropped connections with backoff; the
+        result is None when the call failed for good (the error says why).
+        """
         statuses: list[int] = []
         attempt = 0
         while True:
@@ -281,11 +328,7 @@ class ImageClient:
                 await self._rate.wait()
                 self.http_requests += 1
                 try:
-                    response = await self._client.aio.models.generate_content(
-                        model=request.model,
-                        contents=[_content(request)],
-                        config=_config(request),
-                    )
+                    result = await make()
                 except errors.APIError as error:
                     code = int(error.code or 0)
                     statuses.append(code)
@@ -300,10 +343,9 @@ class ImageClient:
                 else:
                     statuses.append(200)
                     self.statuses[200] += 1
-                    parsed = parse_response(response)
-                    return _with_statuses(parsed, statuses)
+                    return result, statuses, None
             if not retry or attempt >= self.settings.max_retries:
-                return Outcome("error", error=message, http_statuses=tuple(statuses))
+                return None, statuses, message
             await asyncio.sleep(self._backoff(attempt, hint))
             attempt += 1
 
@@ -314,13 +356,15 @@ class ImageClient:
         return max(wait, hint) if hint is not None else wait
 
 
-def _content(request: GenRequest) -> types.Content:
+def content(request: GenRequest) -> types.Content:
+    """Return the request's content: the prompt, then its image parts as inline data."""
     parts = [types.Part.from_text(text=request.prompt)]
     parts += [types.Part.from_bytes(data=p.data, mime_type=p.mime) for p in request.images]
     return types.Content(role="user", parts=parts)
 
 
-def _config(request: GenRequest) -> types.GenerateContentConfig:
+def config(request: GenRequest) -> types.GenerateContentConfig:
+    """Return the request's generation config: image output, seed, aspect ratio and size."""
     return types.GenerateContentConfig(
         response_modalities=["TEXT", "IMAGE"],
         seed=request.seed % (2**31),
@@ -349,4 +393,5 @@ def _from_record(record: dict[str, Any], image: bytes | None) -> Outcome:
         error=record.get("error"),
         cached=True,
         draft_images=int(record.get("draft_images", 0)),
+        batch=record.get("batch"),
     )

@@ -3,8 +3,9 @@
 The default prices are PUBLISHED LIST PRICES as reported by third parties for
 Nano Banana Pro (not verified from Google, and they change): USD 0.134 per
 output image at 1K or 2K, USD 0.24 at 4K, USD 2.00 per million input tokens,
-half of everything in batch mode. Pass your own table as JSON
-(`PriceTable.from_json`) when your contract or the list price differs.
+half of everything in batch mode (`batch_factor` 0.5, also a published figure,
+not verified). Pass your own table as JSON (`PriceTable.from_json`) when your
+contract or the list price differs.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ class PriceTable:
     image: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_IMAGE_PRICES))
     input_per_million: float = DEFAULT_INPUT_PER_MILLION
     batch_factor: float = DEFAULT_BATCH_FACTOR
-    source: str = "published list prices (third-party figures, not verified from Google)"
+    source: str = (
+        "published list prices and batch discount (third-party figures, not verified from Google)"
+    )
 
     @classmethod
     def from_json(cls, path: Path) -> PriceTable:
@@ -65,13 +68,18 @@ class Estimate:
     max_cost: float
     prices: str
 
+    batch_factor: float | None = None  # set in batch mode: the share of list price paid
+
     def line(self) -> str:
         """Return the estimate as one printable line."""
         sizes = ", ".join(f"{n}×{s}" for s, n in sorted(self.images_by_size.items()))
+        mode = ""
+        if self.batch_factor is not None:
+            mode = f" at batch prices ({self.batch_factor:g} × list price)"
         return (
             f"dry run: {self.jobs} jobs → {self.calls} model calls ({sizes}), estimated "
-            f"${self.cost:.2f}; at most {self.max_calls} calls / ${self.max_cost:.2f} if every "
-            f"attempt is regenerated; prices: {self.prices}; no request was made"
+            f"${self.cost:.2f}{mode}; at most {self.max_calls} calls / ${self.max_cost:.2f} if "
+            f"every attempt is regenerated; prices: {self.prices}; no request was made"
         )
 
 
@@ -87,6 +95,7 @@ def estimate(sizes: list[str], attempts: int, prices: PriceTable, batch: bool = 
         cost=round(cost, 4),
         max_cost=round(cost * attempts, 4),
         prices=prices.source,
+        batch_factor=prices.batch_factor if batch else None,
     )
 
 
@@ -119,6 +128,11 @@ class Ledger:
         self.prices = prices
         self.batch = batch
         self.items: dict[str, ItemCost] = {}
+        self.batches: list[dict[str, Any]] = []
+
+    def add_batch(self, record: dict[str, Any]) -> None:
+        """Record one batch job; its HTTP requests (create, polls) are shared by its jobs."""
+        self.batches.append(dict(record))
 
     def add(self, item_id: str, job_key: str, size: str, outcome: Outcome) -> None:
         """Record one attempt's outcome (a cached answer costs nothing)."""
@@ -143,9 +157,11 @@ class Ledger:
         images: Counter[str] = Counter()
         for entry in self.items.values():
             images.update(entry.images)
+        shared = sum(int(b.get("http_requests", 0)) for b in self.batches)
         return {
             "jobs": len(self.items),
-            "http_requests": sum(e.http_requests for e in self.items.values()),
+            "http_requests": sum(e.http_requests for e in self.items.values()) + shared,
+            "batches": len(self.batches),
             "answers": sum(e.answers for e in self.items.values()),
             "cached_answers": sum(e.cached_answers for e in self.items.values()),
             "images_by_size": dict(images),
@@ -162,4 +178,5 @@ class Ledger:
             "batch": self.batch,
             "total": self.totals(),
             "jobs": [e.as_dict() for e in self.items.values()],
+            "batches": self.batches,
         }

@@ -5,6 +5,10 @@ alignment, figure presence by feature matching). A failure picks the prompt
 adjustments of the next attempt from its reason codes; a refusal or a missing
 image is retried with a fresh seed. After the last attempt the caller falls
 back to the Chromium renderer. Every attempt is kept as a record.
+
+The loop is written per attempt (`request_for` → an outcome → `judge`) so that
+online mode (one request at a time per job) and batch mode (every job's next
+attempt in one batch per round) share it.
 """
 
 from __future__ import annotations
@@ -19,9 +23,10 @@ import numpy as np
 from PIL import Image, UnidentifiedImageError
 
 from renderer.jobs import Job
+from renderer.nanobanana_batch import BatchClient
 from renderer.nanobanana_client import ImageClient, Outcome
 from renderer.nanobanana_cost import Ledger
-from renderer.nanobanana_prompt import build_request
+from renderer.nanobanana_prompt import GenRequest, build_request
 from renderer.seeds import derive_seed
 from verify import Reason, Verdict, audit_image
 from verify.verdicts import verdict
@@ -123,6 +128,82 @@ def audit_bytes(image: bytes, job: Job, name: str) -> tuple[Verdict, tuple[int, 
     return audit_image(pixels, job.item, image_name=name), (width, height)
 
 
+@dataclass(frozen=True)
+class Progress:
+    """Where one job's loop stands: attempts so far, next adjustments, the accepted image."""
+
+    attempts: tuple[Attempt, ...] = ()
+    adjustments: tuple[str, ...] = ()
+    image: bytes | None = None
+    size: tuple[int, int] | None = None
+    done: bool = False
+
+    def result(self) -> LoopResult:
+        """Return the loop's result (no image: the caller falls back)."""
+        return LoopResult(self.attempts, self.image, self.size)
+
+
+def request_for(
+    job: Job, progress: Progress, *, model: str, mode: str, base_png: bytes | None
+) -> GenRequest:
+    """Return the request of a job's next attempt (fresh seed, adjustments chosen so far)."""
+    number = len(progress.attempts) + 1
+    return build_request(
+        job.item,
+        job.presentation,
+        model=model,
+        seed=derive_seed(job.seed, "nanobanana", number),
+        mode=mode,
+        adjustments=progress.adjustments,
+        base_png=base_png,
+    )
+
+
+async def judge(
+    job: Job,
+    progress: Progress,
+    request: GenRequest,
+    outcome: Outcome,
+    *,
+    audit_slots: asyncio.Semaphore | None = None,
+    retry_errors: bool = False,
+) -> Progress:
+    """Return the progress after one attempt: audit its image, pick the next adjustments.
+
+    The loop ends on an image that passes, and on an error the service will
+    answer the same way again (a 400; any error unless `retry_errors`, which
+    batch mode sets: there a transient error has had no retry yet).
+    """
+    number = len(progress.attempts) + 1
+    found: Verdict | None = None
+    size = None
+    if outcome.kind == "image" and outcome.image is not None:
+        name = f"{job.stem}.attempt{number}"
+        if audit_slots is None:
+            found, size = await asyncio.to_thread(audit_bytes, outcome.image, job, name)
+        else:
+            async with audit_slots:
+                found, size = await asyncio.to_thread(audit_bytes, outcome.image, job, name)
+    passed = found is not None and found.passed
+    attempt = Attempt(
+        number,
+        progress.adjustments,
+        request.describe(),
+        request.key(),
+        outcome.record(),
+        found.as_dict() if found is not None else None,
+        passed,
+    )
+    attempts = (*progress.attempts, attempt)
+    if passed:
+        return Progress(attempts, progress.adjustments, outcome.image, size, done=True)
+    final_error = outcome.kind == "error" and not (retry_errors and outcome.transient)
+    adjustments = progress.adjustments
+    if found is not None:
+        adjustments = _merge(adjustments, adjustments_for(found))
+    return Progress(attempts, adjustments, done=final_error)
+
+
 async def generate_verified(
     job: Job,
     client: ImageClient,
@@ -133,49 +214,63 @@ async def generate_verified(
     base_png: bytes | None = None,
     audit_slots: asyncio.Semaphore | None = None,
 ) -> LoopResult:
-    """Generate up to `attempts` images for a job until one passes the audit."""
-    records: list[Attempt] = []
-    adjustments: tuple[str, ...] = ()
-    for number in range(1, attempts + 1):
-        request = build_request(
-            job.item,
-            job.presentation,
-            model=client.settings.model,
-            seed=derive_seed(job.seed, "nanobanana", number),
-            mode=mode,
-            adjustments=adjustments,
-            base_png=base_png,
+    """Generate up to `attempts` images for a job, one request at a time, until one passes."""
+    progress = Progress()
+    while len(progress.attempts) < attempts and not progress.done:
+        request = request_for(
+            job, progress, model=client.settings.model, mode=mode, base_png=base_png
         )
         outcome: Outcome = await client.generate(request)
         ledger.add(job.item.id, job.key, request.image_size, outcome)
-        found: Verdict | None = None
-        size = None
-        if outcome.kind == "image" and outcome.image is not None:
-            name = f"{job.stem}.attempt{number}"
-            if audit_slots is None:
-                found, size = await asyncio.to_thread(audit_bytes, outcome.image, job, name)
-            else:
-                async with audit_slots:
-                    found, size = await asyncio.to_thread(audit_bytes, outcome.image, job, name)
-        passed = found is not None and found.passed
-        records.append(
-            Attempt(
-                number,
-                adjustments,
-                request.describe(),
-                request.key(),
-                outcome.record(),
-                found.as_dict() if found is not None else None,
-                passed,
+        progress = await judge(job, progress, request, outcome, audit_slots=audit_slots)
+    return progress.result()
+
+
+async def generate_batched(
+    jobs: Sequence[Job],
+    batches: BatchClient,
+    ledger: Ledger,
+    *,
+    attempts: int,
+    mode: str = "generate",
+    bases: dict[str, bytes] | None = None,
+    audit_slots: asyncio.Semaphore | None = None,
+) -> dict[str, LoopResult]:
+    """Run the loop in rounds: every unfinished job's next attempt goes in one batch per round.
+
+    Returns each job's result by job key. A transient error (the batch failed,
+    a 429 or 5xx inside it) counts as an attempt and is asked again next round.
+    """
+    bases = bases or {}
+    progress = {job.key: Progress() for job in jobs}
+    model = batches.client.settings.model
+    for _round in range(attempts):
+        live = [job for job in jobs if not progress[job.key].done]
+        if not live:
+            break
+        requests = [
+            request_for(job, progress[job.key], model=model, mode=mode, base_png=bases.get(job.key))
+            for job in live
+        ]
+        outcomes = await batches.generate_all(requests)
+        for job, request, outcome in zip(live, requests, outcomes, strict=True):
+            ledger.add(job.item.id, job.key, request.image_size, outcome)
+        judged = await asyncio.gather(
+            *(
+                judge(
+                    job,
+                    progress[job.key],
+                    request,
+                    outcome,
+                    audit_slots=audit_slots,
+                    retry_errors=True,
+                )
+                for job, request, outcome in zip(live, requests, outcomes, strict=True)
             )
         )
-        if passed:
-            return LoopResult(tuple(records), outcome.image, size)
-        if outcome.kind == "error":
-            break  # a request the service rejects (e.g. 400) will not succeed on a new seed
-        if found is not None:
-            adjustments = _merge(adjustments, adjustments_for(found))
-    return LoopResult(tuple(records), None, None)
+        for job, after in zip(live, judged, strict=True):
+            progress[job.key] = after
+    return {key: state.result() for key, state in progress.items()}
 
 
 def _merge(old: Sequence[str], new: Sequence[str]) -> tuple[str, ...]:

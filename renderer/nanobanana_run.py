@@ -5,6 +5,11 @@ sidecar per job and `manifest.jsonl` in plan order, every row with `backend`
 (of the image actually kept), `attempts` and `fallback`. A job that never
 passes the audit is rendered by the Chromium pipeline with the same
 Presentation. `cost.json` holds the ledger of the run.
+
+Python API: `render_generative(requests, out, GenerativeOptions(...))` runs a
+set (online, or in batch jobs with `batch=BatchSettings(...)`) and
+`estimate_generative` prices it without sending anything; the command line
+builds the same options from its flags.
 """
 
 from __future__ import annotations
@@ -12,7 +17,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import io
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +27,7 @@ from rich.console import Console
 
 from renderer.items import ItemError
 from renderer.jobs import RENDERER_VERSION, Job, JobRequest, PlanFailure, plan
+from renderer.nanobanana_batch import BatchClient, BatchSettings
 from renderer.nanobanana_cache import ResponseCache
 from renderer.nanobanana_client import (
     DEFAULT_MODEL,
@@ -28,12 +36,13 @@ from renderer.nanobanana_client import (
     MissingApiKey,
     api_key_from_env,
 )
-from renderer.nanobanana_cost import Ledger, PriceTable, estimate
-from renderer.nanobanana_loop import LoopResult, generate_verified
+from renderer.nanobanana_cost import Estimate, Ledger, PriceTable, estimate
+from renderer.nanobanana_loop import LoopResult, generate_batched, generate_verified
 from renderer.nanobanana_prompt import TEMPLATE_VERSION, image_size
 from renderer.output import (
     atomic_write,
     atomic_write_json,
+    read_jsonl,
     remove_stale_temps,
     write_figure_files,
     write_jsonl,
@@ -70,6 +79,47 @@ def add_generative_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--timeout", type=float, default=180.0, help="seconds per request")
     group.add_argument("--cache", type=Path, default=None, help="response cache (OUT/.cache)")
     group.add_argument("--price-table", type=Path, default=None, help="JSON price table")
+    group.add_argument(
+        "--batch",
+        action="store_true",
+        help="send each round of requests as one Batch API job (batch prices; slower)",
+    )
+    group.add_argument(
+        "--poll-interval",
+        type=float,
+        default=BatchSettings.poll_interval,
+        help=f"seconds between polls of a batch job (default {BatchSettings.poll_interval:g})",
+    )
+    group.add_argument(
+        "--batch-timeout",
+        type=float,
+        default=BatchSettings.timeout,
+        help="seconds to wait for a batch job before cancelling it (default 48 h)",
+    )
+
+
+@dataclass(frozen=True)
+class GenerativeOptions:
+    """Everything a generative run needs besides its jobs and output folder."""
+
+    backend: str = "nanobanana"  # or "hybrid"
+    client: ClientSettings = field(default_factory=ClientSettings)
+    attempts: int = 3  # generations per job before the Chromium fallback
+    batch: BatchSettings | None = None  # None: online, one request at a time per job
+    cache: Path | None = None  # None: OUT/.cache/nanobanana
+    prices: PriceTable = field(default_factory=PriceTable)
+    workers: int = 2  # Chromium processes for hybrid bases and fallbacks
+    verify_fallback: bool = True  # audit the Chromium fallback renders too
+    seed: int = 0  # the run seed of the plan
+
+
+@dataclass(frozen=True)
+class GenerativeResult:
+    """A finished generative run: exit status, summary and manifest rows in plan order."""
+
+    status: int
+    summary: dict[str, Any]
+    manifest: list[dict[str, Any]]
 
 
 def generative_job(job: Job, backend: str, model: str) -> Job:
@@ -105,8 +155,9 @@ def _finished(out: Path, job: Job) -> dict[str, Any] | None:
     return row if (out / row["image"]).is_file() else None
 
 
-def _settings(args: argparse.Namespace) -> ClientSettings:
-    return ClientSettings(
+def options_from_args(args: argparse.Namespace) -> GenerativeOptions:
+    """Return the options of `itemshot render --backend nanobanana|hybrid` flags."""
+    client = ClientSettings(
         model=args.model,
         api_base=args.api_base,
         concurrency=max(1, args.concurrency),
@@ -116,29 +167,78 @@ def _settings(args: argparse.Namespace) -> ClientSettings:
         timeout=args.timeout,
         jitter_seed=args.seed,
     )
+    batch = None
+    if args.batch:
+        batch = BatchSettings(
+            poll_interval=max(0.0, args.poll_interval), timeout=args.batch_timeout
+        )
+    return GenerativeOptions(
+        backend=args.backend,
+        client=client,
+        attempts=max(1, args.attempts),
+        batch=batch,
+        cache=args.cache,
+        prices=PriceTable.from_json(args.price_table) if args.price_table else PriceTable(),
+        workers=max(1, args.workers),
+        verify_fallback=not args.no_verify,
+        seed=args.seed,
+    )
 
 
 def run_generative(
     requests: list[JobRequest | ItemError], args: argparse.Namespace, console: Console
 ) -> int:
-    """Run the nanobanana or hybrid backend over the requests; return the exit status."""
-    backend, out = args.backend, Path(args.out)
-    prices = PriceTable.from_json(args.price_table) if args.price_table else PriceTable()
-    planned = [
-        generative_job(p, backend, args.model) if isinstance(p, Job) else p
-        for p in plan(requests, args.seed)
-    ]
-    jobs = [p for p in planned if isinstance(p, Job)]
+    """Run the nanobanana or hybrid backend from the command line; return the exit status."""
+    options = options_from_args(args)
     if args.dry_run:
-        todo = [j for j in jobs if _finished(out, j) is None]
-        sizes = [image_size(j.presentation) for j in todo]
-        print(estimate(sizes, max(1, args.attempts), prices).line(), flush=True)
+        print(estimate_generative(requests, Path(args.out), options).line(), flush=True)
         return EXIT_OK
     try:
-        api_key = api_key_from_env()
+        result = render_generative(requests, Path(args.out), options, console=console)
     except MissingApiKey as error:
         console.print(f"[red]error:[/red] {error}")
         return EXIT_USAGE
+    return result.status
+
+
+def _plan(
+    requests: list[JobRequest | ItemError], options: GenerativeOptions
+) -> list[Job | PlanFailure]:
+    return [
+        generative_job(p, options.backend, options.client.model) if isinstance(p, Job) else p
+        for p in plan(requests, options.seed)
+    ]
+
+
+def estimate_generative(
+    requests: list[JobRequest | ItemError], out: Path, options: GenerativeOptions
+) -> Estimate:
+    """Return the calls and cost a run would make (jobs already in `out` are free); send nothing."""
+    jobs = [p for p in _plan(requests, options) if isinstance(p, Job)]
+    sizes = [image_size(j.presentation) for j in jobs if _finished(out, j) is None]
+    return estimate(sizes, options.attempts, options.prices, batch=options.batch is not None)
+
+
+def render_generative(
+    requests: list[JobRequest | ItemError],
+    out: Path,
+    options: GenerativeOptions,
+    *,
+    api_key: str | None = None,
+    console: Console | None = None,
+) -> GenerativeResult:
+    """Generate, audit, regenerate and fall back for every request; write the output set.
+
+    The API key comes from the environment unless given (MissingApiKey before
+    any work when there is none). Jobs already finished in `out` are kept.
+    """
+    if options.backend not in BACKENDS[1:]:
+        raise ValueError(f"backend must be nanobanana or hybrid, not {options.backend!r}")
+    api_key = api_key or api_key_from_env()
+    console = console or Console(stderr=True, quiet=True)
+    hybrid = options.backend == "hybrid"
+    planned = _plan(requests, options)
+    jobs = [p for p in planned if isinstance(p, Job)]
     out.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(out)
     rows: dict[str, dict[str, Any]] = {}
@@ -149,54 +249,49 @@ def run_generative(
             todo.append(job)
         else:
             rows[job.key] = done
-    bases = _hybrid_bases(todo, out, args) if backend == "hybrid" else {}
-    settings = _settings(args)
-    ledger = Ledger(prices)
-    cache = ResponseCache(args.cache or out / ".cache" / "nanobanana")
+    bases = _hybrid_bases(todo, out, options.workers) if hybrid else {}
+    ledger = Ledger(options.prices, batch=options.batch is not None)
+    cache = ResponseCache(options.cache or out / ".cache" / "nanobanana")
     results, endpoint, requests_made = asyncio.run(
-        _generate_all(
-            todo,
-            bases,
-            backend == "hybrid",
-            settings,
-            api_key,
-            cache,
-            ledger,
-            max(1, args.attempts),
-        )
+        _generate_all(todo, bases, hybrid, options, api_key, cache, ledger)
     )
     fallback = [job for job in todo if not results[job.key].passed]
     for job in todo:
         if results[job.key].passed:
-            rows[job.key] = _write_generated(out, job, results[job.key], backend, endpoint, bases)
+            rows[job.key] = _write_generated(
+                out, job, results[job.key], options, endpoint, bases.get(job.key) is not None
+            )
     if fallback:
         fallback_jobs = [chromium_job(job) for job in fallback]
-        run_jobs(fallback_jobs, out, RunSettings(workers=max(1, args.workers)))
+        run_jobs(fallback_jobs, out, RunSettings(workers=options.workers))
         for job, chromium in zip(fallback, fallback_jobs, strict=True):
-            rows[job.key] = _write_fallback(out, job, chromium, results[job.key], backend, endpoint)
+            rows[job.key] = _write_fallback(out, job, chromium, results[job.key], options, endpoint)
     manifest = [failure_row(p) if isinstance(p, PlanFailure) else rows[p.key] for p in planned]
     write_jsonl(out / MANIFEST, manifest)
     costs = ledger.as_dict() | {"http_requests_this_run": requests_made}
     atomic_write_json(out / COST, costs)
-    summary = _summary(manifest, backend, costs)
+    summary = _summary(manifest, options, costs)
     atomic_write_json(out / SUMMARY, summary)
     console.print(json.dumps(summary, ensure_ascii=False))
     status = EXIT_SOME_FAILED if any(r.get("status") != "ok" for r in manifest) else EXIT_OK
-    if fallback and not args.no_verify:
+    if fallback and options.verify_fallback:
         from verify import verify_output_set
 
-        audit = verify_output_set(out, items=[j.item for j in jobs], workers=max(1, args.workers))
+        audit = verify_output_set(out, items=[j.item for j in jobs], workers=options.workers)
         console.print(f"fallback renders verified: {audit.passed} passed, {audit.failed} failed")
         if status == EXIT_OK and audit.failed:
             status = EXIT_UNVERIFIED
-    return status
+        manifest = read_jsonl(out / MANIFEST)  # now with the fallback renders' verdicts
+    return GenerativeResult(status, summary, manifest)
 
 
-def _hybrid_bases(todo: list[Job], out: Path, args: argparse.Namespace) -> dict[str, bytes]:
+def _hybrid_bases(todo: list[Job], out: Path, workers: int) -> dict[str, bytes]:
     """Render the exact Chromium pages (no capture) the model is asked to restyle."""
+    if not todo:
+        return {}
     base_jobs = [chromium_job(job, capture="none") for job in todo]
     folder = out / HYBRID_BASE
-    run_jobs(base_jobs, folder, RunSettings(workers=max(1, args.workers)))
+    run_jobs(base_jobs, folder, RunSettings(workers=workers))
     bases: dict[str, bytes] = {}
     for job, base in zip(todo, base_jobs, strict=True):
         path = folder / base.image_path
@@ -209,40 +304,55 @@ async def _generate_all(
     todo: list[Job],
     bases: dict[str, bytes],
     hybrid: bool,
-    settings: ClientSettings,
+    options: GenerativeOptions,
     api_key: str,
     cache: ResponseCache,
     ledger: Ledger,
-    attempts: int,
 ) -> tuple[dict[str, LoopResult], dict[str, str], int]:
-    client = ImageClient(settings, api_key, cache)
+    client = ImageClient(options.client, api_key, cache)
     audits = asyncio.Semaphore(2)
-
-    async def one(job: Job) -> tuple[str, LoopResult]:
-        if hybrid and bases.get(job.key) is None:
-            return job.key, LoopResult((), None, None)  # no exact render: straight to fallback
-        mode = "restyle" if hybrid else "generate"
-        result = await generate_verified(
-            job,
-            client,
+    mode = "restyle" if hybrid else "generate"
+    # A hybrid job without its exact render goes straight to the fallback.
+    results = {job.key: LoopResult((), None, None) for job in todo}
+    runnable = [job for job in todo if not hybrid or job.key in bases]
+    if options.batch is not None:
+        batches = BatchClient(client, options.batch)
+        results |= await generate_batched(
+            runnable,
+            batches,
             ledger,
-            attempts=attempts,
+            attempts=options.attempts,
             mode=mode,
-            base_png=bases.get(job.key),
+            bases=bases,
             audit_slots=audits,
         )
-        return job.key, result
+        for record in batches.records:
+            ledger.add_batch(record.as_dict())
+    else:
 
-    done = await asyncio.gather(*(one(job) for job in todo))
-    return dict(done), client.endpoint, client.http_requests
+        async def one(job: Job) -> tuple[str, LoopResult]:
+            result = await generate_verified(
+                job,
+                client,
+                ledger,
+                attempts=options.attempts,
+                mode=mode,
+                base_png=bases.get(job.key),
+                audit_slots=audits,
+            )
+            return job.key, result
+
+        results |= dict(await asyncio.gather(*(one(job) for job in runnable)))
+    return results, client.endpoint, client.http_requests
 
 
-def _generation(job: Job, result: LoopResult, backend: str, endpoint: dict[str, str]) -> dict:
+def _generation(result: LoopResult, options: GenerativeOptions, endpoint: dict[str, str]) -> dict:
     return {
-        "backend": backend,
+        "backend": options.backend,
         "model": result.attempts[0].request["model"] if result.attempts else None,
         "template_version": TEMPLATE_VERSION,
         "endpoint": endpoint,
+        "mode": "batch" if options.batch is not None else "online",
         "attempts": [a.as_dict() for a in result.attempts],
     }
 
@@ -251,15 +361,16 @@ def _write_generated(
     out: Path,
     job: Job,
     result: LoopResult,
-    backend: str,
+    options: GenerativeOptions,
     endpoint: dict[str, str],
-    bases: dict[str, bytes],
+    restyled: bool,
 ) -> dict[str, Any]:
     assert result.image is not None and result.size is not None
     last = result.attempts[-1]
     row = base_row(job)
     row.update(
-        backend=backend,
+        backend=options.backend,
+        requested_backend=options.backend,
         status="ok",
         image=job.image_path,
         layout=None,
@@ -272,14 +383,14 @@ def _write_generated(
         verdict="pass",
         verify={"mode": "whole_image", "verdict": last.verdict},
     )
-    if bases:
+    if restyled:
         row["base_image"] = f"{HYBRID_BASE}/{chromium_job(job, capture='none').image_path}"
     row["figure_files"] = {str(n): p for n, p in write_figure_files(out, job.item).items()}
     sidecar = {
         "job_key": job.key,
         "manifest": row,
         "layout": None,
-        "render": _generation(job, result, backend, endpoint),
+        "render": _generation(result, options, endpoint),
     }
     atomic_write(out / job.image_path, _as_png(result.image))
     atomic_write_json(out / job.sidecar_path, sidecar)
@@ -291,7 +402,7 @@ def _write_fallback(
     job: Job,
     chromium: Job,
     result: LoopResult,
-    backend: str,
+    options: GenerativeOptions,
     endpoint: dict[str, str],
 ) -> dict[str, Any]:
     try:
@@ -306,7 +417,7 @@ def _write_fallback(
     row.update(
         job_key=job.key,
         backend="chromium",
-        requested_backend=backend,
+        requested_backend=options.backend,
         attempts=len(result.attempts),
         fallback=True,
         fallback_job_key=chromium.key,
@@ -317,7 +428,7 @@ def _write_fallback(
         "job_key": job.key,
         "manifest": row,
         "layout": None,
-        "render": _generation(job, result, backend, endpoint)
+        "render": _generation(result, options, endpoint)
         | {"fallback": {"backend": "chromium", "sidecar": chromium.sidecar_path}},
     }
     if row.get("status") == "ok":
@@ -329,8 +440,6 @@ def _as_png(image: bytes) -> bytes:
     """Return the image as PNG bytes (models may answer JPEG or WebP)."""
     if image[:8] == b"\x89PNG\r\n\x1a\n":
         return image
-    import io
-
     from PIL import Image
 
     with Image.open(io.BytesIO(image)) as opened:
@@ -339,10 +448,14 @@ def _as_png(image: bytes) -> bytes:
         return buffer.getvalue()
 
 
-def _summary(manifest: list[dict[str, Any]], backend: str, costs: dict[str, Any]) -> dict:
+def _summary(
+    manifest: list[dict[str, Any]], options: GenerativeOptions, costs: dict[str, Any]
+) -> dict:
     ok = [r for r in manifest if r.get("status") == "ok"]
     return {
-        "backend": backend,
+        "backend": options.backend,
+        "mode": "batch" if options.batch is not None else "online",
+        "batches": costs["total"]["batches"],
         "jobs": len(manifest),
         "generated": sum(1 for r in ok if not r.get("fallback")),
         "fallback": sum(1 for r in ok if r.get("fallback")),

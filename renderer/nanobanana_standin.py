@@ -1,14 +1,27 @@
 """A local stand-in for the Gemini REST API, for tests, benchmarks and offline trials.
 
-It listens on 127.0.0.1 only, answers `POST /{version}/models/{model}:generateContent`
-with the real wire shapes (camelCase, `inlineData` base64), records every request
-body, and asks a script what to answer to each request.
+It listens on 127.0.0.1 only and speaks the real wire shapes (camelCase,
+`inlineData` base64):
+
+- `POST /{version}/models/{model}:generateContent` — one request, one answer;
+- `POST /{version}/models/{model}:batchGenerateContent` — a batch of inlined
+  requests (`batch.inputConfig.requests.requests[].request`), answered with a
+  batch operation (`name: batches/…`, `metadata.state: BATCH_STATE_…`);
+- `GET /{version}/batches/{id}` — the batch's state; once it has succeeded,
+  `metadata.output.inlinedResponses.inlinedResponses[]` holds one `response`
+  (or `error`) per request, in request order, with the request's `metadata`;
+- `POST /{version}/batches/{id}:cancel`.
+
+Every generation request (single or inlined) is recorded and a script says
+what to answer to it; a batch plan says how many polls a batch stays pending
+and how it ends, so tests are driven by the server's state, not by sleeps.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -25,6 +38,8 @@ class Captured:
     path: str
     model: str
     body: dict[str, Any]
+    batch: str | None = None  # the batch's name for an inlined request
+    metadata: dict[str, str] = field(default_factory=dict)  # an inlined request's metadata
 
     @property
     def prompt(self) -> str:
@@ -128,13 +143,78 @@ def _answer(parts: list[dict[str, Any]], finish: str, usage: dict[str, int] | No
 
 Script = Callable[[Captured], Reply]
 
+TERMINAL_STATES = (
+    "BATCH_STATE_SUCCEEDED",
+    "BATCH_STATE_FAILED",
+    "BATCH_STATE_CANCELLED",
+    "BATCH_STATE_EXPIRED",
+)
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    """How a batch behaves: the first `polls` GETs answer RUNNING, the next ones `final`."""
+
+    polls: int = 0
+    final: str = "BATCH_STATE_SUCCEEDED"  # or BATCH_STATE_FAILED, BATCH_STATE_EXPIRED, …
+    error: str = "the batch failed"  # the operation's error message when it does not succeed
+
+
+BatchScript = Callable[[int], BatchPlan]  # batch number (0, 1, …) → its plan
+
+
+@dataclass
+class _Batch:
+    name: str
+    model: str
+    plan: BatchPlan
+    answers: list[dict[str, Any]]
+    polls: int = 0
+    cancelled: bool = False
+
+    def state(self) -> str:
+        if self.cancelled:
+            return "BATCH_STATE_CANCELLED"
+        if self.polls <= self.plan.polls:
+            return "BATCH_STATE_PENDING" if self.polls == 0 else "BATCH_STATE_RUNNING"
+        return self.plan.final
+
+    def operation(self) -> dict[str, Any]:
+        state = self.state()
+        metadata: dict[str, Any] = {
+            "@type": "type.googleapis.com/google.ai.generativelanguage.v1beta.GenerateContentBatch",
+            "model": f"models/{self.model}",
+            "displayName": self.name,
+            "state": state,
+            "batchStats": {"requestCount": str(len(self.answers))},
+        }
+        body: dict[str, Any] = {"name": self.name, "metadata": metadata}
+        if state == "BATCH_STATE_SUCCEEDED":
+            output = {"inlinedResponses": {"inlinedResponses": self.answers}}
+            metadata["output"] = output
+            body["done"] = True
+            body["response"] = {
+                "@type": "type.googleapis.com/google.ai.generativelanguage.v1beta."
+                "GenerateContentBatchOutput",
+                **output,
+            }
+        elif state in TERMINAL_STATES:
+            body["done"] = True
+            body["error"] = {"code": 13, "message": self.plan.error}
+        return body
+
 
 class StandIn:
     """The stand-in server: start it, point the client at `base_url`, read `captured`."""
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, batches: BatchPlan | BatchScript | None = None) -> None:
         self.script = script
+        self.batch_script: BatchScript = (
+            batches if callable(batches) else (lambda _n, plan=batches or BatchPlan(): plan)
+        )
         self.captured: list[Captured] = []
+        self.http_log: list[tuple[str, str]] = []  # (method, path) of every HTTP request
+        self.batches: dict[str, _Batch] = {}
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -148,9 +228,15 @@ class StandIn:
 
     @property
     def requests(self) -> int:
-        """Return the number of requests received so far."""
+        """Return the number of generation requests received so far (inlined ones included)."""
         with self._lock:
             return len(self.captured)
+
+    @property
+    def http_requests(self) -> int:
+        """Return the number of HTTP requests received so far (batch creation and polls too)."""
+        with self._lock:
+            return len(self.http_log)
 
     def __enter__(self) -> StandIn:
         self._thread.start()
@@ -161,12 +247,60 @@ class StandIn:
         self._server.server_close()
         self._thread.join()
 
-    def _record(self, path: str, body: dict[str, Any]) -> Captured:
+    def _record(
+        self,
+        path: str,
+        body: dict[str, Any],
+        batch: str | None = None,
+        metadata: dict[str, str] | None = None,
+    ) -> Captured:
         model = path.rsplit("/", 1)[-1].split(":", 1)[0]
         with self._lock:
-            entry = Captured(len(self.captured), path, model, body)
+            entry = Captured(len(self.captured), path, model, body, batch, dict(metadata or {}))
             self.captured.append(entry)
         return entry
+
+    def _create_batch(self, path: str, body: dict[str, Any]) -> Reply:
+        """Record a batch's inlined requests, answer each by the script, return the operation."""
+        try:
+            inlined = body["batch"]["inputConfig"]["requests"]["requests"]
+        except (KeyError, TypeError):
+            return error_reply(400, "batch.inputConfig.requests.requests is required")
+        model = path.rsplit("/", 1)[-1].split(":", 1)[0]
+        with self._lock:
+            number = len(self.batches)
+        name = f"batches/standin-{number + 1}"
+        answers = []
+        for entry in inlined:
+            metadata = entry.get("metadata") or {}
+            captured = self._record(path, entry.get("request") or {}, name, metadata)
+            reply = self.script(captured)
+            if reply.status == 200:
+                answers.append({"response": reply.body, "metadata": metadata})
+            else:
+                error = reply.body.get("error", {"code": reply.status, "message": "error"})
+                answers.append({"error": error, "metadata": metadata})
+        batch = _Batch(name, model, self.batch_script(number), answers)
+        with self._lock:
+            self.batches[name] = batch
+        return Reply(200, batch.operation())
+
+    def _get_batch(self, name: str) -> Reply:
+        with self._lock:
+            batch = self.batches.get(name)
+            if batch is None:
+                return error_reply(404, f"no such batch {name}")
+            batch.polls += 1
+            return Reply(200, batch.operation())
+
+    def _cancel_batch(self, name: str) -> Reply:
+        with self._lock:
+            batch = self.batches.get(name)
+            if batch is None:
+                return error_reply(404, f"no such batch {name}")
+            if batch.state() not in TERMINAL_STATES:
+                batch.cancelled = True
+        return Reply(200, {})
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         owner = self
@@ -177,16 +311,33 @@ class StandIn:
             def log_message(self, format: str, *args: Any) -> None:
                 return
 
+            def do_GET(self) -> None:
+                path = self.path.split("?", 1)[0]
+                with owner._lock:
+                    owner.http_log.append(("GET", path))
+                found = re.fullmatch(r"/[^/]+/(batches/[^/:]+)", path)
+                if found is None:
+                    return self._send(error_reply(404, f"no such resource {path}"))
+                self._send(owner._get_batch(found.group(1)))
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
-                if not self.path.split("?", 1)[0].endswith(":generateContent"):
+                path = self.path.split("?", 1)[0]
+                with owner._lock:
+                    owner.http_log.append(("POST", path))
+                cancel = re.fullmatch(r"/[^/]+/(batches/[^/:]+):cancel", path)
+                if cancel is not None:
+                    return self._send(owner._cancel_batch(cancel.group(1)))
+                if not path.endswith((":generateContent", ":batchGenerateContent")):
                     return self._send(error_reply(404, f"no such method {self.path}"))
                 try:
                     body = json.loads(raw or b"{}")
                 except json.JSONDecodeError:
                     return self._send(error_reply(400, "body is not JSON"))
-                captured = owner._record(self.path.split("?", 1)[0], body)
+                if path.endswith(":batchGenerateContent"):
+                    return self._send(owner._create_batch(path, body))
+                captured = owner._record(path, body)
                 reply = owner.script(captured)
                 if reply.delay > 0:
                     time.sleep(reply.delay)  # the simulated service's latency
