@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -21,6 +24,19 @@ os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
 def run_cli(*args: str | Path) -> int:
     """Run `itemshot ARGS` in this process and return its exit status."""
     return main([str(a) for a in args])
+
+
+def sample_subset(folder: Path, ids: Iterable[str]) -> Path:
+    """Write the sample items with these ids (and the sample figures) into `folder`; return the JSONL."""
+    wanted = set(ids)
+    shutil.copytree(SAMPLE_DATA.parent / "figures", folder / "figures")
+    lines = [
+        line
+        for line in SAMPLE_DATA.read_text(encoding="utf-8").splitlines()
+        if json.loads(line)["id"] in wanted
+    ]
+    (folder / "items.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder / "items.jsonl"
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +34,7 @@ from renderer.nanobanana_standin import (
 from renderer.output import read_jsonl
 from renderer.pipeline import run_jobs
 from renderer.presentation import Presentation, PresentationSpec
-from tests.conftest import SAMPLE_DATA, run_cli
+from tests.conftest import SAMPLE_DATA, run_cli, sample_subset
 
 pytestmark = pytest.mark.slow
 IDS = ("en-change", "ja-sales")
@@ -51,15 +50,7 @@ BATCH_TOKENS = 560 / 1e6 * 2.0 * 0.5
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Return a two-item dataset (one text-only English item, one Japanese item with a figure)."""
-    folder = tmp_path_factory.mktemp("data")
-    shutil.copytree(SAMPLE_DATA.parent / "figures", folder / "figures")
-    lines = [
-        line
-        for line in SAMPLE_DATA.read_text(encoding="utf-8").splitlines()
-        if json.loads(line)["id"] in IDS
-    ]
-    (folder / "items.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return folder / "items.jsonl"
+    return sample_subset(tmp_path_factory.mktemp("data"), IDS)
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ import hashlib
 import io
 import json
 import random
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +23,7 @@ from renderer.items import Item
 from renderer.nanobanana_standin import Captured, Reply, StandIn, image_reply
 from renderer.output import read_jsonl
 from renderer.records import Layout
-from tests.conftest import SAMPLE_DATA, run_cli
+from tests.conftest import SAMPLE_DATA, run_cli, sample_subset
 from verify import defects
 
 pytestmark = pytest.mark.slow
@@ -38,15 +37,7 @@ FLAGS = (
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Return a two-item dataset (one text-only English item, one Japanese item with a figure)."""
-    folder = tmp_path_factory.mktemp("data")
-    shutil.copytree(SAMPLE_DATA.parent / "figures", folder / "figures")
-    lines = [
-        line
-        for line in SAMPLE_DATA.read_text(encoding="utf-8").splitlines()
-        if json.loads(line)["id"] in IDS
-    ]
-    (folder / "items.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return folder / "items.jsonl"
+    return sample_subset(tmp_path_factory.mktemp("data"), IDS)
 
 
 @pytest.fixture(autouse=True)

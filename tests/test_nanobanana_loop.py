@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import random
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +27,7 @@ from renderer.output import read_jsonl
 from renderer.pipeline import run_jobs
 from renderer.presentation import PresentationSpec
 from renderer.records import Layout
-from tests.conftest import SAMPLE_DATA, run_cli
+from tests.conftest import SAMPLE_DATA, run_cli, sample_subset
 from verify import Reason, RegionScore, defects
 from verify.verdicts import verdict
 
@@ -48,15 +47,7 @@ def _png(pixels: np.ndarray) -> bytes:
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Return a two-item dataset (one text-only English item, one Japanese item with a figure)."""
-    folder = tmp_path_factory.mktemp("data")
-    shutil.copytree(SAMPLE_DATA.parent / "figures", folder / "figures")
-    lines = [
-        line
-        for line in SAMPLE_DATA.read_text(encoding="utf-8").splitlines()
-        if json.loads(line)["id"] in IDS
-    ]
-    (folder / "items.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return folder / "items.jsonl"
+    return sample_subset(tmp_path_factory.mktemp("data"), IDS)
 
 
 @pytest.fixture(scope="module")

@@ -38,6 +38,7 @@ import cv2
 import numpy as np
 
 from verify.crops import gray
+from verify.figures import sift
 
 GRID = 8  # tiles along the figure's long side
 COMPARE_SIDE = 360  # px: the long side at which a candidate is compared (at most)
@@ -76,19 +77,9 @@ def _features(digest: bytes, data: bytes, shape: tuple[int, int]) -> tuple[np.nd
     source = figure
     if factor > 1.0:
         source = cv2.resize(figure, None, fx=factor, fy=factor, interpolation=cv2.INTER_CUBIC)
-    keypoints, descriptors = _sift().detectAndCompute(source, None)
+    keypoints, descriptors = sift().detectAndCompute(source, None)
     points = np.float32([k.pt for k in keypoints]).reshape(-1, 2) / factor
     return points, descriptors
-
-
-_SIFT = None
-
-
-def _sift() -> cv2.SIFT:
-    global _SIFT
-    if _SIFT is None:
-        _SIFT = cv2.SIFT_create(nfeatures=1500)
-    return _SIFT
 
 
 def _figure_features(figure: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -149,7 +140,7 @@ class FigureSearch:
 
     def _image_features(self) -> tuple[np.ndarray, np.ndarray | None]:
         if self._keypoints is None:
-            keypoints, descriptors = _sift().detectAndCompute(self.grey, None)
+            keypoints, descriptors = sift().detectAndCompute(self.grey, None)
             points = np.float32([k.pt for k in keypoints]).reshape(-1, 2)
             self._keypoints = (points, descriptors)
         return self._keypoints

@@ -71,7 +71,8 @@ class FeatureMatch:
 _SIFT = None
 
 
-def _sift() -> cv2.SIFT:
+def sift() -> cv2.SIFT:
+    """Return the shared SIFT detector (made once: creating one is not free)."""
     global _SIFT
     if _SIFT is None:
         _SIFT = cv2.SIFT_create(nfeatures=1500)
@@ -88,10 +89,10 @@ def _upscaled(figure: np.ndarray, min_side: int = 300) -> np.ndarray:
 
 def feature_match(image: np.ndarray, figure: np.ndarray) -> FeatureMatch:
     """Return how well the figure's SIFT features map into the image under one homography."""
-    sift = _sift()
+    detector = sift()
     source = _upscaled(figure)
-    kp_s, des_s = sift.detectAndCompute(source, None)
-    kp_i, des_i = sift.detectAndCompute(gray(image), None)
+    kp_s, des_s = detector.detectAndCompute(source, None)
+    kp_i, des_i = detector.detectAndCompute(gray(image), None)
     if des_s is None or des_i is None or len(kp_s) < 8 or len(kp_i) < 8:
         return FeatureMatch(0.0, 0, len(kp_s or ()), ())
     matcher = cv2.BFMatcher(cv2.NORM_L2)
