@@ -152,6 +152,21 @@ def variants(kind: str) -> tuple[str, ...]:
     return tuple(VARIANTS[kind])
 
 
+def _pick_variant(kind: str, rng: np.random.Generator, variant: str | None) -> str:
+    """Return the variant to draw: `variant` if given, else the seed's pick.
+
+    The seed's draw happens either way, so fixing the variant leaves every
+    later draw (cut, turn, tint) where it was.
+    """
+    names = variants(kind)
+    pick = names[int(rng.integers(len(names)))]
+    if variant is not None:
+        if variant not in names:
+            raise ValueError(f"texture {kind!r} has no variant {variant!r}; known: {names}")
+        pick = variant
+    return pick
+
+
 def make_texture(
     kind: str, width: int, height: int, seed: int, variant: str | None = None
 ) -> np.ndarray:
@@ -159,15 +174,10 @@ def make_texture(
 
     `variant` fixes the look (see `variants(kind)`); by default the seed picks it.
     """
-    names = variants(kind)
-    rng = np.random.default_rng(seed)
-    pick = names[int(rng.integers(len(names)))]
-    if variant is not None:
-        if variant not in names:
-            raise ValueError(f"texture {kind!r} has no variant {variant!r}; known: {names}")
-        pick = variant
     if width <= 0 or height <= 0:
         raise ValueError(f"texture size must be positive, got {width}x{height}")
+    rng = np.random.default_rng(seed)
+    pick = _pick_variant(kind, rng, variant)
     image = _MAKERS[kind](rng, width, height, VARIANTS[kind][pick])
     return np.clip(image, 0, 255).astype(np.uint8)
 
@@ -196,15 +206,10 @@ def surface_texture(
     tint; the bases depend only on kind, variant and a size bucket, so after
     the first calls this costs a copy instead of a texture synthesis.
     """
-    names = variants(kind)
     if width <= 0 or height <= 0:
         raise ValueError(f"texture size must be positive, got {width}x{height}")
     rng = np.random.default_rng(seed)
-    pick = names[int(rng.integers(len(names)))]
-    if variant is not None:
-        if variant not in names:
-            raise ValueError(f"texture {kind!r} has no variant {variant!r}; known: {names}")
-        pick = variant
+    pick = _pick_variant(kind, rng, variant)
     side = -(-round(1.25 * max(width, height)) // _BUCKET) * _BUCKET
     base = _base(kind, pick, int(rng.integers(BASES)), side)
     if rng.random() < 0.5:

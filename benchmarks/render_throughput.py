@@ -89,7 +89,13 @@ def fixture_rate(scenes: tuple[str, ...], workers: int, repeat: int) -> tuple[fl
     return summary.steady_images_per_second, summary.rendered, memory.peak
 
 
-KINDS = ("python", "driver", "browser", "renderer", "gpu-process")
+KINDS = (  # the processes the CPU split reports, in print order
+    "python",
+    "driver",
+    "browser",
+    "renderer",
+    "gpu-process",
+)
 
 
 async def _capture_alone(
@@ -107,7 +113,9 @@ async def _capture_alone(
 
     async def show(slot: Any, document: PageDocument) -> None:
         slot.assets = dict(document.assets)
-        await slot.page.evaluate(_SHOW_AND_LAYOUT, [document.html, document.min_scale, 1.0])
+        await slot.page.evaluate(
+            _SHOW_AND_LAYOUT, [document.html, document.min_scale, document.device_scale]
+        )
 
     async def capture(slot: Any) -> None:
         for _ in range(repeats):
@@ -155,11 +163,10 @@ def cpu_split(workers: int, pages: int) -> dict[str, dict[str, float]]:
 
 def print_cpu_split(split: dict[str, dict[str, float]], target: float = 0.70) -> None:
     """Print the CPU split table and what it leaves for rendering at the target ratio."""
-    kinds = ("python", "driver", "browser", "renderer", "gpu-process")
     print("CPU ms per image, by process (steady state, same pool):")
-    print(f"  {'':16s}" + "".join(f"{k:>12s}" for k in kinds) + f"{'total':>9s}")
+    print(f"  {'':16s}" + "".join(f"{k:>12s}" for k in KINDS) + f"{'total':>9s}")
     for name, row in split.items():
-        cells = "".join(f"{row.get(k, 0.0):12.1f}" for k in kinds)
+        cells = "".join(f"{row.get(k, 0.0):12.1f}" for k in KINDS)
         print(f"  {name:16s}{cells}{sum(row.values()):9.1f}")
     floor, capture, fixture = (
         sum(split[k].values()) for k in ("floor", "capture alone", "fixture")

@@ -20,7 +20,6 @@ pass rates.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import tempfile
@@ -36,10 +35,8 @@ from renderer.adapters import load_dataset
 from renderer.jobs import JobRequest, plan
 from renderer.pipeline import RunSettings, run_jobs
 from renderer.presentation import PresentationSpec
-from renderer.records import Layout
 from verify import defects
 from verify import expected as source
-from verify.images import load_rgb
 from verify.ocr import language_for
 from verify.pool import run_all
 from verify.regions import verify_image
@@ -57,42 +54,8 @@ def _cases(out: Path, per_kind: int) -> list[defects.Case]:
     dataset = load_dataset(FIXTURE)
     requests = [JobRequest(i, PresentationSpec(scene=s)) for i in dataset.items for s in SCENES]
     run_jobs(plan(requests, 0), out, RunSettings(workers=2))
-    items = {i.id: i for i in dataset.items}
-    clean = []
-    for sidecar in sorted((out / "images").glob("*.json")):
-        record = json.loads(sidecar.read_text(encoding="utf-8"))
-        row = record["manifest"]
-        clean.append(
-            defects.Case(
-                row["image"],
-                "clean",
-                load_rgb(out / row["image"]),
-                items[row["item_id"]],
-                Layout.from_dict(record["layout"]),
-                record["render"],
-            )
-        )
-    rng = random.Random(3)
-    figures = list(dict.fromkeys(f.data for c in clean for f in c.item.figures.values()))
-    made: list[defects.Case] = []
-    for kind in defects.KINDS:
-        order = clean[:]
-        rng.shuffle(order)
-        count = 0
-        for case in order:
-            if count >= per_kind:
-                break
-            args = (case.image, case.item, case.layout, rng)
-            result = (
-                getattr(defects, kind)(*args, figures)
-                if kind == "figure_replaced"
-                else getattr(defects, kind)(*args)
-            )
-            if result is not None:
-                made.append(
-                    defects.Case(case.name, kind, result[0], result[1], case.layout, case.render)
-                )
-                count += 1
+    clean = defects.clean_cases(out, {i.id: i for i in dataset.items})
+    made = defects.defective_cases(clean, per_kind, random.Random(3))
     originals = {c.name for c in made}
     return [c for c in clean if c.name in originals] + made
 

@@ -79,15 +79,26 @@ def make_job(request: JobRequest, run_seed: int) -> Job:
         presentation = request.spec.resolve(random.Random(seed))
     except PresentationError as error:
         raise ItemError(request.item.id, error.field, str(error)) from None
-    key = stable_hash(
+    key = job_key(request.item, presentation, request.condition, request.content, seed)
+    return Job(request.item, presentation, dict(request.condition), seed, key, request.content)
+
+
+def job_key(
+    item: Item,
+    presentation: Presentation,
+    condition: Mapping[str, Any],
+    content: Content,
+    seed: int,
+) -> str:
+    """Return the key naming a Chromium render: what goes into the image, nothing else."""
+    return stable_hash(
         RENDERER_VERSION,
-        request.item.content_hash(),
+        item.content_hash(),
         presentation.as_dict(),
-        dict(request.condition),
-        request.content.as_dict(),
+        dict(condition),
+        content.as_dict(),
         seed,
     )
-    return Job(request.item, presentation, dict(request.condition), seed, key, request.content)
 
 
 def plan(requests: Sequence[JobRequest | ItemError], run_seed: int) -> list[Job | PlanFailure]:

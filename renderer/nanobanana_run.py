@@ -26,7 +26,7 @@ from typing import Any
 from rich.console import Console
 
 from renderer.items import ItemError
-from renderer.jobs import RENDERER_VERSION, Job, JobRequest, PlanFailure, plan
+from renderer.jobs import Job, JobRequest, PlanFailure, job_key, plan
 from renderer.nanobanana_batch import BatchClient, BatchSettings
 from renderer.nanobanana_cache import ResponseCache
 from renderer.nanobanana_client import (
@@ -133,14 +133,7 @@ def chromium_job(job: Job, capture: str | None = None) -> Job:
     presentation = job.presentation
     if capture is not None:
         presentation = dataclasses.replace(presentation, capture=capture)
-    key = stable_hash(
-        RENDERER_VERSION,
-        job.item.content_hash(),
-        presentation.as_dict(),
-        dict(job.condition),
-        job.content.as_dict(),
-        job.seed,
-    )
+    key = job_key(job.item, presentation, job.condition, job.content, job.seed)
     return dataclasses.replace(job, presentation=presentation, key=key)
 
 

@@ -8,7 +8,6 @@ verifies all of them with real tesseract.
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from pathlib import Path
@@ -19,9 +18,7 @@ from renderer.adapters import load_dataset
 from renderer.jobs import JobRequest, plan
 from renderer.pipeline import RunSettings, run_jobs
 from renderer.presentation import PresentationSpec
-from renderer.records import Layout
 from verify import defects
-from verify.images import load_rgb
 from verify.pool import run_all
 from verify.regions import verify_image
 
@@ -42,44 +39,13 @@ def renders(tmp_path_factory: pytest.TempPathFactory) -> list[defects.Case]:
     out = tmp_path_factory.mktemp("verify-defects")
     summary = run_jobs(plan(requests, 0), out, RunSettings(workers=2))
     assert summary.failed == 0
-    items = {item.id: item for item in dataset.items}
-    cases = []
-    for sidecar in sorted((out / "images").glob("*.json")):
-        record = json.loads(sidecar.read_text(encoding="utf-8"))
-        row = record["manifest"]
-        cases.append(
-            defects.Case(
-                name=row["image"],
-                kind="clean",
-                image=load_rgb(out / row["image"]),
-                item=items[row["item_id"]],
-                layout=Layout.from_dict(record["layout"]),
-                render=record["render"],
-            )
-        )
-    return cases
+    return defects.clean_cases(out, {item.id: item for item in dataset.items})
 
 
 def _defective(cases: list[defects.Case]) -> list[defects.Case]:
-    rng = random.Random(7)
-    figures = [f.data for c in cases for f in c.item.figures.values()]
-    figures = list(dict.fromkeys(figures))
-    made: list[defects.Case] = []
+    made = defects.defective_cases(cases, PER_KIND, random.Random(7))
     for kind in defects.KINDS:
-        maker = getattr(defects, kind)
-        order = cases[:]
-        rng.shuffle(order)
-        count = 0
-        for case in order:
-            if count >= PER_KIND:
-                break
-            args = (case.image, case.item, case.layout, rng)
-            result = maker(*args, figures) if kind == "figure_replaced" else maker(*args)
-            if result is None:
-                continue
-            image, item = result
-            made.append(defects.Case(case.name, kind, image, item, case.layout, case.render))
-            count += 1
+        count = sum(c.kind == kind for c in made)
         assert count >= PER_KIND, f"only {count} images for {kind}"
     return made
 

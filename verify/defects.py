@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import io
+import json
 import random
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -13,6 +16,7 @@ from PIL import Image
 
 from renderer.items import Item
 from renderer.records import Layout, Region, quad_bounds
+from verify.images import load_rgb
 
 KINDS = (
     "option_removed",
@@ -200,3 +204,49 @@ def illegible(
     small = cv2.resize(image, (w // 5, h // 5), interpolation=cv2.INTER_AREA)
     small = cv2.GaussianBlur(small, (3, 3), 1.2)
     return cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR), item
+
+
+def clean_cases(out: Path, items: Mapping[str, Item]) -> list[Case]:
+    """Return a clean Case for every image of an output set, read back from its sidecars."""
+    cases = []
+    for sidecar in sorted((out / "images").glob("*.json")):
+        record = json.loads(sidecar.read_text(encoding="utf-8"))
+        row = record["manifest"]
+        cases.append(
+            Case(
+                name=row["image"],
+                kind="clean",
+                image=load_rgb(out / row["image"]),
+                item=items[row["item_id"]],
+                layout=Layout.from_dict(record["layout"]),
+                render=record["render"],
+            )
+        )
+    return cases
+
+
+def defective_cases(clean: Sequence[Case], per_kind: int, rng: random.Random) -> list[Case]:
+    """Return up to `per_kind` one-defect copies of (shuffled) clean cases for every kind.
+
+    A maker that cannot apply its defect to a case (no figure, no digit…)
+    returns None and the next case is tried. `figure_replaced` draws the
+    replacement from the other figures of the same set.
+    """
+    figures = list(dict.fromkeys(f.data for c in clean for f in c.item.figures.values()))
+    made: list[Case] = []
+    for kind in KINDS:
+        maker = globals()[kind]
+        order = list(clean)
+        rng.shuffle(order)
+        count = 0
+        for case in order:
+            if count >= per_kind:
+                break
+            args = (case.image, case.item, case.layout, rng)
+            result = maker(*args, figures) if kind == "figure_replaced" else maker(*args)
+            if result is None:
+                continue
+            image, item = result
+            made.append(Case(case.name, kind, image, item, case.layout, case.render))
+            count += 1
+    return made
