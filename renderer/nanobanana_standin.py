@@ -24,6 +24,7 @@ import json
 import re
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -338,7 +339,11 @@ class StandIn:
                 if path.endswith(":batchGenerateContent"):
                     return self._send(owner._create_batch(path, body))
                 captured = owner._record(path, body)
-                reply = owner.script(captured)
+                try:
+                    reply = owner.script(captured)
+                except Exception as error:  # a broken script answers like a failing service
+                    traceback.print_exc()
+                    reply = error_reply(500, f"stand-in script failed: {error!r}")
                 if reply.delay > 0:
                     time.sleep(reply.delay)  # the simulated service's latency
                 try:

@@ -11,6 +11,7 @@ import hashlib
 import io
 import json
 import random
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -61,26 +62,33 @@ class Model:
         self.items = items
         self.served: dict[str, int] = {}
         self.bases: dict[str, tuple[str, bytes, Layout]] = {}
+        # The client sends several requests at once: the stand-in answers each on
+        # its own thread, so the bases are loaded once, under a lock, all together.
+        self._lock = threading.Lock()
 
     def base(self, data: bytes) -> tuple[str, bytes, Layout]:
         """Return (item id, exact render, layout) of a render the client sent."""
-        if not self.bases:
-            folder = self.out / "hybrid_base"
-            for row in read_jsonl(folder / "manifest.jsonl"):
-                png = (folder / row["image"]).read_bytes()
-                sidecar = json.loads((folder / row["layout"]).read_text(encoding="utf-8"))
-                layout = Layout.from_dict(sidecar["layout"])
-                self.bases[hashlib.sha256(png).hexdigest()] = (row["item_id"], png, layout)
+        with self._lock:
+            if not self.bases:
+                folder, loaded = self.out / "hybrid_base", {}
+                for row in read_jsonl(folder / "manifest.jsonl"):
+                    png = (folder / row["image"]).read_bytes()
+                    sidecar = json.loads((folder / row["layout"]).read_text(encoding="utf-8"))
+                    layout = Layout.from_dict(sidecar["layout"])
+                    loaded[hashlib.sha256(png).hexdigest()] = (row["item_id"], png, layout)
+                self.bases = loaded
         return self.bases[hashlib.sha256(data).hexdigest()]
 
     def __call__(self, captured: Captured) -> Reply:
         item_id, png, layout = self.base(captured.images[0])
-        self.served[item_id] = self.served.get(item_id, 0) + 1
+        with self._lock:
+            self.served[item_id] = self.served.get(item_id, 0) + 1
+            served = self.served[item_id]
         if item_id == "en-change":  # a faithful re-photograph: the render, captured by a phone
             return image_reply(capture(png, (), "phone_photo_paper", "light", 3).image)
         pixels = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
         item, rng = self.items[item_id], random.Random(1)
-        if self.served[item_id] == 1:  # another chart of the same style in the figure's place
+        if served == 1:  # another chart of the same style in the figure's place
             other = (SAMPLE_DATA.parent / "figures" / "rainfall.png").read_bytes()
             made = defects.figure_replaced(pixels, item, layout, rng, [other])
         else:
@@ -112,6 +120,7 @@ def test_hybrid_restyles_the_exact_render_and_falls_back_on_defects(
         sent = list(server.captured)
     assert status == 0
     assert model.served == {"en-change": 1, "ja-sales": 2}
+    assert len(sent) == 3  # every request answered the first time: no retries
 
     # The request: the restyle prompt with the six parameters, the exact render, the image config.
     bases = {item_id: png for item_id, png, _layout in model.bases.values()}
