@@ -16,7 +16,13 @@ from verify.labels import split_label
 from verify.report import audit_html, diff_html
 from verify.text import accuracy, missing_ends, normalise, ocr_accuracy, word_recall
 from verify.thresholds import DEFAULT_THRESHOLDS
-from verify.tokens import missing_numbers, missing_units, short_option_found
+from verify.tokens import (
+    formula_numbers,
+    missing_formula_numbers,
+    missing_numbers,
+    missing_units,
+    short_option_found,
+)
 from verify.verdicts import Reason, RegionScore, verdict
 from verify.whole_image import _align, _without_references
 
@@ -40,6 +46,21 @@ def test_a_changed_number_is_a_missing_critical_token_despite_high_similarity() 
     assert missing_numbers("at 100 kPa, 300 K", "at 100kPa, 300 K") == []
     assert missing_units("at 100 kPa", "at 100 Pa") == ["100kPa"]
     assert missing_numbers("Fig. P2.79", "Fig. P2.19") == ["P2.79"]
+
+
+def test_formula_numbers_are_the_baseline_digits_ocr_can_read() -> None:
+    assert formula_numbers("x^2 - 5x + 6 = 0") == ["5", "6", "0"]
+    assert formula_numbers(r"x = 180^\circ - (\angle A + \angle B).") == ["180"]
+    assert formula_numbers(r"\ce{CH4 + 2O2 -> CO2 + 2H2O}") == ["2", "2"]
+    assert formula_numbers(r"a = 2,\ b = -3") == ["2", "3"]
+    assert formula_numbers("E_{12} + x^{10}") == []
+
+
+def test_a_changed_formula_number_is_missing_from_its_reading() -> None:
+    read = "二次方程式 z2 - 5z 二 6=0 の解として"  # how tesseract reads the rendered formula
+    assert missing_formula_numbers(["x^2 - 5x + 6 = 0"], read) == []
+    assert missing_formula_numbers(["x^2 - 5x + 9 = 0"], read) == ["9"]
+    assert missing_formula_numbers(["x = 1, 6"], "z = 1,6") == []
 
 
 def test_short_options_must_be_read_exactly() -> None:

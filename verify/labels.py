@@ -5,9 +5,14 @@ from __future__ import annotations
 import re
 
 # Characters tesseract commonly reads in place of a capital letter in a label.
-_CONFUSIONS = {"1": "I", "l": "I", "|": "I", "!": "I", "i": "I", "]": "I", "0": "O", "8": "B"}
+_CONFUSIONS = {
+    "1": "I", "l": "I", "|": "I", "!": "I", "i": "I", "]": "I", "0": "O", "8": "B", "©": "C",
+}  # fmt: skip
 _LABEL = re.compile(r"^\s*[\(\[{<]?\s*([A-Za-z0-9|!\]]{1,2})\s*[\)\]}>.:]\s*")
 _LABEL_SPACE = re.compile(r"^\s*[\(\[{<]\s*([A-Za-z0-9|!\]])\s+")
+# A whole OCR word that is a label; a box's rounded edge or a quote may stick to its front.
+_WORD_LABEL = re.compile(r"^[\(\[‘'`]{0,2}([A-Za-z1|!©])([a-z]?)[\)\].:](.*)$")
+_SAME_SHAPE_LOWER = "cosuvwxz"  # read in lower case when the label is in upper case
 
 
 def split_label(text: str) -> tuple[str | None, str]:
@@ -24,3 +29,22 @@ def split_label(text: str) -> tuple[str | None, str]:
 def same_letter(read: str | None, letter: str) -> bool:
     """Return whether a label letter read by OCR is the option's letter."""
     return read is not None and read.upper() == letter.upper()
+
+
+def word_label(word: str) -> tuple[str, str] | None:
+    """Return (letter, text stuck after it) when an OCR word reads as a label, else None.
+
+    Stricter than `split_label`, for words anywhere on a page: a lower-case
+    letter only where it looks like its capital ("(c)"), and a doubled glyph
+    only as the same letter in both cases ("(Cc)").
+    """
+    match = _WORD_LABEL.match(word.strip())
+    if match is None:
+        return None
+    letter, echo, rest = match.groups()
+    if letter.islower() and letter not in "l" + _SAME_SHAPE_LOWER:  # not "i.e." opening a line
+        return None
+    letter = _CONFUSIONS.get(letter, letter).upper()
+    if echo and echo != letter.lower():
+        return None
+    return letter, rest

@@ -13,6 +13,12 @@ _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?
 # Only ASCII units: symbols such as Ω or μ are outside what tesseract's models read reliably.
 _UNIT = re.compile(r"\s?(%|°[CF]?|[A-Za-z]{1,4}(?:/[A-Za-z]{1,4})?(?:\^?\d)?)(?![A-Za-z])")
 SHORT_OPTION_CHARS = 12
+# Parts of a formula OCR does not read reliably: super- and subscripts, command names,
+# and the digits of a chemical formula that follow an element or a bracket (CH4, (OH)2).
+_SCRIPT = re.compile(r"[\^_](?:\{[^{}]*\}|\\?[A-Za-z]+|\d)")
+_COMMAND = re.compile(r"\\[A-Za-z]+")
+_CHEM_SUBSCRIPT = re.compile(r"(?<=[A-Za-z)\]])\d+")
+_CHEM = re.compile(r"\\ce\{([^{}]*)\}")
 
 
 def numbers(text: str) -> list[str]:
@@ -89,3 +95,26 @@ def _ocr_number_fix(text: str) -> str:
     """Close the spaces tesseract puts around separators inside numbers ("4, 500" stays two)."""
     text = normalise(text)
     return re.sub(r"(?<=\d)\s*\.\s*(?=\d)", ".", text)
+
+
+def formula_numbers(latex: str) -> list[str]:
+    """Return the digit runs on a formula's baseline: what a reading of it must show.
+
+    `x^2 - 5x + 6 = 0` gives 5, 6, 0; `180^\\circ` gives 180; in
+    `\\ce{CH4 + 2O2}` only the coefficient 2 counts.
+    """
+    text = _CHEM.sub(lambda m: _CHEM_SUBSCRIPT.sub(" ", m.group(1)), latex)
+    text = _COMMAND.sub(" ", _SCRIPT.sub(" ", text))
+    return re.findall(r"\d+", text)
+
+
+def missing_formula_numbers(formulas: tuple[str, ...] | list[str], observed: str) -> list[str]:
+    """Return the baseline numbers of the formulas that appear nowhere in the observed text.
+
+    Loose on purpose (a substring of the text's digits, spaces ignored): OCR
+    reads formulas poorly, so only a number the page does not show at all
+    (a changed or dropped value) is reported.
+    """
+    seen = compact(_ocr_number_fix(observed))
+    wanted = dict.fromkeys(n for latex in formulas for n in formula_numbers(latex))
+    return [number for number in wanted if number not in seen]

@@ -1,12 +1,15 @@
-"""Whole-image audit for images without a layout record: OCR once, align fields by anchors.
+"""Whole-image audit for images without a layout record: OCR the page, align fields by anchors.
 
-The page is OCR'd as a whole. Option labels ("(A)", "A.", "A)") found in the
-words are the anchors: each option's text is what follows its own label up to
-the next label or the end of the line. The stem is located by semi-global
-alignment of its text in the page text (the substring of least edit distance,
-of any length: a page may show "<image 1>" as "Figure 1"). Each field gets the same accuracy
-and critical-token checks as in the region audit; missing and extra option
-letters and the reading order of stem and labels are reported.
+The page is OCR'd as a whole. Option labels ("(A)", "A.", "A)" and their
+common misreadings) found in the words are the anchors: each option's text is
+what follows its own label up to the next label, on its line and the lines it
+wraps onto. The stem is located by semi-global alignment of its text in the
+page text (the substring of least edit distance, of any length: a page may
+show "<image 1>" as "Figure 1"). Each field gets the same accuracy and
+critical-token checks as in the region audit, and the numbers on a formula's
+baseline must be on the page; missing and extra option letters and the
+reading order of stem and labels are reported. A page no single reading
+explains is judged field by field on several readings.
 """
 
 from __future__ import annotations
@@ -24,14 +27,19 @@ from verify.align import best_window
 from verify.crops import gray
 from verify.figure_search import FigureSearch
 from verify.figures import decode_figure
+from verify.labels import word_label
 from verify.ocr import Word, language_for, words
 from verify.scoring import score_stem
 from verify.text import compact, normalise, ocr_accuracy
 from verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
-from verify.tokens import is_short, missing_numbers, short_option_found
+from verify.tokens import (
+    is_short,
+    missing_formula_numbers,
+    missing_numbers,
+    short_option_found,
+)
 from verify.verdicts import Reason, RegionScore, Verdict, verdict
 
-_ANCHOR = re.compile(r"^[\(\[]?([A-Z1l|])[\)\].:](.*)$")
 # Letters OCR reads in place of a label letter; used when labels are assigned in sequence.
 _LOOKALIKE = {
     "F": "EP",
@@ -43,8 +51,10 @@ _LOOKALIKE = {
     "C": "G",
     "B": "8",
 }
-# Readings tried in turn until one explains the item: (paint out rules, page segmentation mode).
-READINGS = ((False, 3), (True, 3), (False, 6))
+# Readings tried in turn until one explains the item: (paint out rules and frames, page
+# segmentation mode). Sparse text (11) last: it finds lone labels in option boxes.
+READINGS = ((False, 3), (True, 3), (False, 6), (True, 11))
+CONTINUATION_LINES = 4  # an option's text may wrap onto this many more lines
 MIN_LONG_SIDE = 1400  # smaller pages are enlarged before OCR
 
 
@@ -62,9 +72,10 @@ class Anchor:
 def _anchors(found: list[Word]) -> list[Anchor]:
     anchors: list[Anchor] = []
     for index, word in enumerate(found):
-        match = _ANCHOR.match(word.text.strip())
-        if not match:
+        label = word_label(word.text)
+        if label is None:
             continue
+        letter = label[0]
         previous = found[index - 1] if index else None
         starts_line = previous is None or previous.line != word.line
         # A label opens a line or follows a wide gap (a second option column).
@@ -72,7 +83,6 @@ def _anchors(found: list[Word]) -> list[Anchor]:
             previous is not None and word.left - (previous.left + previous.width) > 2 * word.height
         )
         if starts_line or wide_gap or word.text.startswith("("):
-            letter = {"1": "I", "l": "I", "|": "I"}.get(match.group(1), match.group(1))
             anchors.append(Anchor(letter, index, word.left, word.top, word.height))
     return anchors
 
@@ -103,16 +113,51 @@ def assign_anchors(anchors: list[Anchor], letters: list[str]) -> dict[str, Ancho
 
 def _segment(found: list[Word], start: int, stops: set[int]) -> tuple[str, int]:
     """Return the text after the label at word `start` up to the next stop or the line's end."""
-    first = _ANCHOR.match(found[start].text.strip())
-    parts = [first.group(2)] if first and first.group(2) else []
-    end = start + 1
-    while end < len(found) and end not in stops and found[end].line == found[start].line:
-        gap = found[end].left - (found[end - 1].left + found[end - 1].width)
-        if gap > 3 * max(8, found[end].height):
-            break
-        parts.append(found[end].text)
-        end += 1
+    label = word_label(found[start].text)
+    parts = [label[1]] if label and label[1] else []
+    end = _line_run(found, start + 1, stops, found[start].line)
+    parts.extend(w.text for w in found[start + 1 : end])
     return " ".join(parts), end
+
+
+def _line_run(found: list[Word], begin: int, stops: set[int], line: tuple[int, int, int]) -> int:
+    """Return the index after the words from `begin` on `line` before a stop or a column gap."""
+    end = begin
+    while end < len(found) and end not in stops and found[end].line == line:
+        gap = found[end].left - (found[end - 1].left + found[end - 1].width)
+        same_line = found[end - 1].line == line  # no gap to measure to the line above
+        if same_line and gap > 3 * max(8, found[end].height):
+            break
+        end += 1
+    return end
+
+
+def option_readings(found: list[Word], start: int, stops: set[int]) -> list[str]:
+    """Return the option's text read after its label: its first line, then with each wrapped line.
+
+    A wrapped line belongs to the option when it starts under the label or
+    its text (not left of the label), close below the previous line, before
+    the next label.
+    """
+    text, end = _segment(found, start, stops)
+    readings = [text]
+    label, previous = found[start], found[start]
+    for _ in range(CONTINUATION_LINES):
+        if end >= len(found) or end in stops:
+            break
+        head = found[end]
+        below = head.top - previous.top
+        if head.left < label.left - label.height or not 0 < below <= 2.2 * label.height:
+            break
+        stop = _line_run(found, end, stops, head.line)
+        text = " ".join([text, *(w.text for w in found[end:stop])])
+        readings.append(text)
+        previous = head
+        # Words of the same line past a column gap belong to another column: skip to the next line.
+        end = stop
+        while end < len(found) and end not in stops and found[end].line == head.line:
+            end += 1
+    return readings
 
 
 def remove_rules(grey: np.ndarray) -> np.ndarray:
@@ -138,6 +183,44 @@ def remove_rules(grey: np.ndarray) -> np.ndarray:
     return out
 
 
+def remove_frames(grey: np.ndarray) -> np.ndarray:
+    """Return the grey page with box outlines (option buttons, cards, panels) painted out.
+
+    Tesseract reads a box's edges as brackets and drops short text inside a
+    box. An outline is a large thin stroke around one hole that takes up most
+    of what it encloses. Ruled lines and grids with letters touching them are
+    not outlines (no such hole): painting them out would take the letters too.
+    Ink is judged against the neighbourhood (a pale grey box on white counts),
+    and is painted over with the lightest nearby value.
+    """
+    ink = cv2.adaptiveThreshold(
+        grey, 1, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV, blockSize=31, C=12
+    )
+    _count, labels, stats, _centres = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    # Two levels: every component's outer boundary (also those inside another's hole), its holes.
+    contours, hierarchy = cv2.findContours(ink, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
+    links = hierarchy[0] if hierarchy is not None else np.empty((0, 4), int)
+    largest_hole: dict[int, float] = {}
+    for contour, (_next, _previous, _child, parent) in zip(contours, links, strict=True):
+        if parent != -1:
+            largest_hole[parent] = max(largest_hole.get(parent, 0.0), cv2.contourArea(contour))
+    outlines = []
+    for index, contour in enumerate(contours):
+        _x, _y, width, height = cv2.boundingRect(contour)
+        if links[index][3] != -1 or width < 80 or height < 30:
+            continue
+        enclosed = cv2.contourArea(contour)
+        column, row = contour[0][0]
+        label = labels[row, column]
+        thin = stats[label, cv2.CC_STAT_AREA] < 0.25 * enclosed
+        if thin and largest_hole.get(index, 0.0) >= 0.6 * enclosed:
+            outlines.append(label)
+    out = grey.copy()
+    painted = np.isin(labels, outlines)
+    out[painted] = cv2.dilate(grey, np.ones((9, 9), np.uint8))[painted]
+    return out
+
+
 def _page_words(
     image: np.ndarray, lang: str, *, rules: bool, psm: int = 3
 ) -> tuple[list[Word], float]:
@@ -149,8 +232,8 @@ def _page_words(
         grey = cv2.resize(grey, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
     if float(np.median(grey)) < 128:
         grey = 255 - grey
-    if rules:
-        grey = remove_rules(grey)
+    if rules:  # frames first: painting out rules first would cut outlines into letter-sized arcs
+        grey = remove_rules(remove_frames(grey))
     found = words(grey, lang, psm=psm)
     if (
         psm == 3 and len(found) < 20
@@ -171,20 +254,20 @@ def audit_image(
 ) -> Verdict:
     """Audit one image with no layout record against its item (whole-page OCR + alignment).
 
-    The page is read as is, with long rules (ruled paper, frames) painted out,
-    and as one block of text, until a reading explains the item; the reading
-    that explains it best is kept.
+    The page is read as is, with rules and box outlines painted out, as one
+    block of text and as sparse text, until a reading explains the item. Each
+    field (stem, option) is then judged on the reading that reads it best:
+    every reading is of the same pixels, so a field one reading shows is on
+    the page.
     """
     lang = language_for(item.language, [item.question, *item.options])
-    best: Verdict | None = None
+    readings: list[Verdict] = []
     for rules, psm in READINGS:
         found, _scale = _page_words(image, lang, rules=rules, psm=psm)
-        result = _audit_words(found, item, lang, thresholds, image_name)
-        if best is None or _fit(result) > _fit(best):
-            best = result
-        if not best.reasons:
+        readings.append(_audit_words(found, item, lang, thresholds, image_name))
+        if not readings[-1].reasons:
             break
-    assert best is not None
+    best = readings[-1] if not readings[-1].reasons else _field_by_field(readings)
     if check_figures:
         reasons, scores = _figures(image, item, thresholds)
         best = verdict(
@@ -196,6 +279,30 @@ def audit_image(
             [*best.regions, *scores],
         )
     return best
+
+
+def _field_by_field(readings: list[Verdict]) -> Verdict:
+    """Return a verdict taking each field's reasons and score from the reading that reads it best.
+
+    Reasons about no field of the item (a label after the last option) come
+    from the reading that explains the item best as a whole.
+    """
+    overall = max(readings, key=_fit)
+    names = [region.name for region in overall.regions]
+
+    def field_fit(reading: Verdict, name: str) -> tuple[int, float]:
+        failures = sum(r.region == name for r in reading.reasons)
+        score = next((g.score for g in reading.regions if g.name == name), None)
+        return (-failures, score or 0.0)
+
+    reasons: list[Reason] = []
+    regions: list[RegionScore] = []
+    for name in names:
+        chosen = max(readings, key=lambda reading: field_fit(reading, name))
+        reasons.extend(r for r in chosen.reasons if r.region == name)
+        regions.extend(g for g in chosen.regions if g.name == name)
+    reasons.extend(r for r in overall.reasons if r.region not in names)
+    return verdict(overall.image, overall.item_id, overall.mode, overall.lang, reasons, regions)
 
 
 def _fit(result: Verdict) -> tuple[int, float]:
@@ -251,10 +358,15 @@ def _audit_words(
     before = found[
         : min((first_anchor[x].index for x in letters if x in first_anchor), default=len(found))
     ]
-    stem_window = _without_references(
-        _align(stem.text, "\n".join(_lines(before)) or page), stem.figures
-    )
+    stem_area = "\n".join(_lines(before)) or page
+    stem_window = _without_references(_align(stem.text, stem_area), stem.figures)
     result = score_stem(stem, stem_window, _whole(thresholds))
+    # The stem's formulas are looked for where its words are, not in headers or badges;
+    # a formula that opens or closes the stem lies just outside the aligned words.
+    margin = max((len(latex) for latex in stem.math), default=0)
+    text = stem.text.strip(" ")
+    margins = (margin * text.startswith(source.MATH_GAP), margin * text.endswith(source.MATH_GAP))
+    reasons.extend(_formula_numbers(stem, _align(stem.text, stem_area, margins)))
     reasons.extend(result.reasons)
     scores.append(result.region)
     reasons.extend(_figure_references(item, page))
@@ -273,8 +385,10 @@ def _audit_words(
                 reasons.append(Reason("option_missing", field.name, "label not found"))
             scores.append(RegionScore(field.name, "option", None, field.text, found_text))
             continue
-        text, _end = _segment(found, anchor.index, stops)
+        readings = option_readings(found, anchor.index, stops)
+        text = max(readings, key=lambda reading: ocr_accuracy(field.text, reading))
         scores.append(_score_option(field, text, thresholds, reasons))
+        reasons.extend(_formula_numbers(field, readings[-1]))
 
     for anchor in anchors:
         if anchor.letter not in letters and LETTERS.index(anchor.letter) == len(letters):
@@ -285,6 +399,14 @@ def _audit_words(
     reasons.extend(_reading_order([first_anchor[x] for x in letters if x in first_anchor]))
 
     return verdict(image_name, item.id, "whole_image", lang, reasons, scores)
+
+
+def _formula_numbers(field: source.Field, observed: str) -> list[Reason]:
+    """Return a reason when a number of the field's formulas is nowhere in its observed text."""
+    missing = missing_formula_numbers(field.math, observed)
+    if not missing:
+        return []
+    return [Reason("number_missing", field.name, "in a formula: " + ", ".join(missing))]
 
 
 def _whole(thresholds: Thresholds) -> Thresholds:
@@ -324,15 +446,19 @@ def _lines(found: list[Word]) -> list[str]:
     return lines
 
 
-def _align(needle: str, haystack: str) -> str:
-    """Return the part of `haystack` closest to `needle` by edit distance (any length)."""
+def _align(needle: str, haystack: str, margins: tuple[int, int] = (0, 0)) -> str:
+    """Return the part of `haystack` closest to `needle` by edit distance (any length).
+
+    `margins` characters before and after are kept too (a formula the needle
+    lacks may open or close the text).
+    """
     a, b = normalise(needle), normalise(haystack)
     if not a or not b:
         return ""
     if len(a) >= len(b):
         return b
     start, end, _distance = best_window(a, b)
-    return b[start:end]
+    return b[max(0, start - margins[0]) : end + margins[1]]
 
 
 def _reference_pattern(number: int) -> re.Pattern[str]:
