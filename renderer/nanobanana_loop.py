@@ -14,6 +14,7 @@ attempt in one batch per round) share it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -179,11 +180,8 @@ async def judge(
     size = None
     if outcome.kind == "image" and outcome.image is not None:
         name = f"{job.stem}.attempt{number}"
-        if audit_slots is None:
+        async with audit_slots or contextlib.nullcontext():
             found, size = await asyncio.to_thread(audit_bytes, outcome.image, job, name)
-        else:
-            async with audit_slots:
-                found, size = await asyncio.to_thread(audit_bytes, outcome.image, job, name)
     passed = found is not None and found.passed
     attempt = Attempt(
         number,

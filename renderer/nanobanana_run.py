@@ -112,6 +112,11 @@ class GenerativeOptions:
     verify_fallback: bool = True  # audit the Chromium fallback renders too
     seed: int = 0  # the run seed of the plan
 
+    @property
+    def mode(self) -> str:
+        """Return "batch" or "online": how requests are sent."""
+        return "batch" if self.batch is not None else "online"
+
 
 @dataclass(frozen=True)
 class GenerativeResult:
@@ -209,7 +214,7 @@ def estimate_generative(
     """Return the calls and cost a run would make (jobs already in `out` are free); send nothing."""
     jobs = [p for p in _plan(requests, options) if isinstance(p, Job)]
     sizes = [image_size(j.presentation) for j in jobs if _finished(out, j) is None]
-    return estimate(sizes, options.attempts, options.prices, batch=options.batch is not None)
+    return estimate(sizes, options.attempts, options.prices, batch=options.mode == "batch")
 
 
 def render_generative(
@@ -243,7 +248,7 @@ def render_generative(
         else:
             rows[job.key] = done
     bases = _hybrid_bases(todo, out, options.workers) if hybrid else {}
-    ledger = Ledger(options.prices, batch=options.batch is not None)
+    ledger = Ledger(options.prices, batch=options.mode == "batch")
     cache = ResponseCache(options.cache or out / ".cache" / "nanobanana")
     results, endpoint, requests_made = asyncio.run(
         _generate_all(todo, bases, hybrid, options, api_key, cache, ledger)
@@ -345,7 +350,7 @@ def _generation(result: LoopResult, options: GenerativeOptions, endpoint: dict[s
         "model": result.attempts[0].request["model"] if result.attempts else None,
         "template_version": TEMPLATE_VERSION,
         "endpoint": endpoint,
-        "mode": "batch" if options.batch is not None else "online",
+        "mode": options.mode,
         "attempts": [a.as_dict() for a in result.attempts],
     }
 
@@ -447,7 +452,7 @@ def _summary(
     ok = [r for r in manifest if r.get("status") == "ok"]
     return {
         "backend": options.backend,
-        "mode": "batch" if options.batch is not None else "online",
+        "mode": options.mode,
         "batches": costs["total"]["batches"],
         "jobs": len(manifest),
         "generated": sum(1 for r in ok if not r.get("fallback")),

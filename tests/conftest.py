@@ -39,6 +39,15 @@ def sample_subset(folder: Path, ids: Iterable[str]) -> Path:
     return folder / "items.jsonl"
 
 
+def job_sidecar(out: Path, row: dict) -> dict:
+    """Return the sidecar record of a manifest row (generated images have no layout file to follow)."""
+    return next(
+        record
+        for path in (out / "images").glob(f"{row['item_id']}-*.json")
+        if (record := json.loads(path.read_text(encoding="utf-8")))["job_key"] == row["job_key"]
+    )
+
+
 @pytest.fixture(scope="session")
 def tool_data() -> Path:
     """Return the MMMU-Pro screenshot-tool fixture (21 items with figures)."""

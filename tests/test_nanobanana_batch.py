@@ -34,7 +34,7 @@ from renderer.nanobanana_standin import (
 from renderer.output import read_jsonl
 from renderer.pipeline import run_jobs
 from renderer.presentation import Presentation, PresentationSpec
-from tests.conftest import SAMPLE_DATA, run_cli, sample_subset
+from tests.conftest import SAMPLE_DATA, job_sidecar, run_cli, sample_subset
 
 pytestmark = pytest.mark.slow
 IDS = ("en-change", "ja-sales")
@@ -93,14 +93,6 @@ def _render(dataset: Path, out: Path, server: StandIn, *extra: str) -> int:
     )  # fmt: skip
 
 
-def _sidecar(out: Path, row: dict) -> dict:
-    return next(
-        record
-        for path in (out / "images").glob(f"{row['item_id']}-*.json")
-        if (record := json.loads(path.read_text(encoding="utf-8")))["job_key"] == row["job_key"]
-    )
-
-
 def test_batch_run_completes_every_item_at_batch_prices_and_reruns_free(
     dataset: Path, renders: dict[str, bytes], items: dict[str, Item], tmp_path: Path
 ) -> None:
@@ -131,7 +123,7 @@ def test_batch_run_completes_every_item_at_batch_prices_and_reruns_free(
     assert sorted(r["item_id"] for r in rows) == sorted(IDS)  # every item exactly once
     for row in rows:
         assert (row["backend"], row["attempts"], row["fallback"]) == ("nanobanana", 1, False)
-        render = _sidecar(out, row)["render"]
+        render = job_sidecar(out, row)["render"]
         [attempt] = render["attempts"]
         assert render["mode"] == "batch" and attempt["outcome"]["batch"] == "batches/standin-1"
         request = next(c for c in sent if _which(c) == row["item_id"])
@@ -192,7 +184,7 @@ def test_failed_batch_and_refusals_go_to_the_next_round_then_fall_back(
     assert (kept["backend"], kept["attempts"], kept["fallback"]) == ("nanobanana", 2, False)
     assert (fell["backend"], fell["requested_backend"]) == ("chromium", "nanobanana")
     assert (fell["attempts"], fell["fallback"]) == (3, True)
-    outcomes = [a["outcome"] for a in _sidecar(tmp_path / "out", fell)["render"]["attempts"]]
+    outcomes = [a["outcome"] for a in job_sidecar(tmp_path / "out", fell)["render"]["attempts"]]
     assert [(o["kind"], o["reason"], o["error_code"]) for o in outcomes] == [
         ("error", "ERROR", None),  # the whole batch failed: asked again next round
         ("refusal", "IMAGE_SAFETY", None),

@@ -24,7 +24,7 @@ from renderer.items import Item
 from renderer.nanobanana_standin import Captured, Reply, StandIn, image_reply
 from renderer.output import read_jsonl
 from renderer.records import Layout
-from tests.conftest import SAMPLE_DATA, run_cli, sample_subset
+from tests.conftest import SAMPLE_DATA, job_sidecar, run_cli, sample_subset
 from verify import defects
 
 pytestmark = pytest.mark.slow
@@ -97,14 +97,6 @@ class Model:
         return image_reply(_png(made[0]))
 
 
-def _sidecar(out: Path, row: dict) -> dict:
-    return next(
-        record
-        for path in (out / "images").glob(f"{row['item_id']}-*.json")
-        if (record := json.loads(path.read_text(encoding="utf-8")))["job_key"] == row["job_key"]
-    )
-
-
 def test_hybrid_restyles_the_exact_render_and_falls_back_on_defects(
     dataset: Path, tmp_path: Path
 ) -> None:
@@ -157,7 +149,7 @@ def test_hybrid_restyles_the_exact_render_and_falls_back_on_defects(
     assert (kept["backend"], kept["requested_backend"]) == ("hybrid", "hybrid")
     assert (kept["attempts"], kept["fallback"], kept["verdict"]) == (1, False, "pass")
     assert (out / kept["image"]).is_file() and (out / kept["base_image"]).is_file()
-    record = _sidecar(out, kept)
+    record = job_sidecar(out, kept)
     assert record["render"]["backend"] == "hybrid" and record["render"]["mode"] == "online"
     [attempt] = record["render"]["attempts"]
     [part] = attempt["request"]["images"]
@@ -167,7 +159,7 @@ def test_hybrid_restyles_the_exact_render_and_falls_back_on_defects(
     fell = by_id["ja-sales"]
     assert (fell["backend"], fell["requested_backend"]) == ("chromium", "hybrid")
     assert (fell["attempts"], fell["fallback"], fell["verdict"]) == (2, True, "pass")
-    attempts = _sidecar(out, fell)["render"]["attempts"]
+    attempts = job_sidecar(out, fell)["render"]["attempts"]
     codes = [{r["code"] for r in a["verdict"]["reasons"]} for a in attempts]
     assert codes[0] == {"figure_missing"}  # the swapped chart, text intact
     # The erased option's text is still in the chart's labels: its label is what is missing.

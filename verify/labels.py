@@ -12,7 +12,8 @@ _LABEL = re.compile(r"^\s*[\(\[{<]?\s*([A-Za-z0-9|!\]]{1,2})\s*[\)\]}>.:]\s*")
 _LABEL_SPACE = re.compile(r"^\s*[\(\[{<]\s*([A-Za-z0-9|!\]])\s+")
 # A whole OCR word that is a label; a box's rounded edge or a quote may stick to its front.
 _WORD_LABEL = re.compile(r"^[\(\[‘'`]{0,2}([A-Za-z1|!©])([a-z]?)[\)\].:](.*)$")
-_SAME_SHAPE_LOWER = "cosuvwxz"  # read in lower case when the label is in upper case
+# Lower-case readings of a label letter: "l" for I, and letters shaped like their capitals.
+_LOWER_READINGS = "lcosuvwxz"
 
 
 def split_label(text: str) -> tuple[str | None, str]:
@@ -42,7 +43,7 @@ def word_label(word: str) -> tuple[str, str] | None:
     if match is None:
         return None
     letter, echo, rest = match.groups()
-    if letter.islower() and letter not in "l" + _SAME_SHAPE_LOWER:  # not "i.e." opening a line
+    if letter.islower() and letter not in _LOWER_READINGS:  # not "i.e." opening a line
         return None
     letter = _CONFUSIONS.get(letter, letter).upper()
     if echo and echo != letter.lower():

@@ -215,6 +215,8 @@ def remove_frames(grey: np.ndarray) -> np.ndarray:
         thin = stats[label, cv2.CC_STAT_AREA] < 0.25 * enclosed
         if thin and largest_hole.get(index, 0.0) >= 0.6 * enclosed:
             outlines.append(label)
+    if not outlines:
+        return grey
     out = grey.copy()
     painted = np.isin(labels, outlines)
     out[painted] = cv2.dilate(grey, np.ones((9, 9), np.uint8))[painted]
@@ -358,15 +360,16 @@ def _audit_words(
     before = found[
         : min((first_anchor[x].index for x in letters if x in first_anchor), default=len(found))
     ]
-    stem_area = "\n".join(_lines(before)) or page
-    stem_window = _without_references(_align(stem.text, stem_area), stem.figures)
+    area, start, end = _align_span(stem.text, "\n".join(_lines(before)) or page)
+    stem_window = _without_references(area[start:end], stem.figures)
     result = score_stem(stem, stem_window, _whole(thresholds))
     # The stem's formulas are looked for where its words are, not in headers or badges;
     # a formula that opens or closes the stem lies just outside the aligned words.
     margin = max((len(latex) for latex in stem.math), default=0)
     text = stem.text.strip(" ")
-    margins = (margin * text.startswith(source.MATH_GAP), margin * text.endswith(source.MATH_GAP))
-    reasons.extend(_formula_numbers(stem, _align(stem.text, stem_area, margins)))
+    start -= margin * text.startswith(source.MATH_GAP)
+    end += margin * text.endswith(source.MATH_GAP)
+    reasons.extend(_formula_numbers(stem, area[max(0, start) : end]))
     reasons.extend(result.reasons)
     scores.append(result.region)
     reasons.extend(_figure_references(item, page))
@@ -446,19 +449,21 @@ def _lines(found: list[Word]) -> list[str]:
     return lines
 
 
-def _align(needle: str, haystack: str, margins: tuple[int, int] = (0, 0)) -> str:
-    """Return the part of `haystack` closest to `needle` by edit distance (any length).
+def _align(needle: str, haystack: str) -> str:
+    """Return the part of `haystack` closest to `needle` by edit distance (any length)."""
+    text, start, end = _align_span(needle, haystack)
+    return text[start:end]
 
-    `margins` characters before and after are kept too (a formula the needle
-    lacks may open or close the text).
-    """
+
+def _align_span(needle: str, haystack: str) -> tuple[str, int, int]:
+    """Return the normalised haystack and the span of it `_align` picks."""
     a, b = normalise(needle), normalise(haystack)
     if not a or not b:
-        return ""
+        return b, 0, 0
     if len(a) >= len(b):
-        return b
+        return b, 0, len(b)
     start, end, _distance = best_window(a, b)
-    return b[max(0, start - margins[0]) : end + margins[1]]
+    return b, start, end
 
 
 def _reference_pattern(number: int) -> re.Pattern[str]:
