@@ -4,36 +4,28 @@ Each texture is `<kind>-<variant>` with variants 0, 1, 2 (the variant is the
 seed). Opaque kinds (paper, ruled, grid, wood, wall, fabric, desk) are
 full-colour tiles; overlay kinds (grain, chalk, smudge) are RGBA tiles of low
 alpha that a scene lays over its own background colour, so they tint any
-validated colour. Tiles are generated on first use and kept in memory.
+validated colour. Generation is pure; the renderer caches the encoded tiles.
 """
 
 from __future__ import annotations
 
-import contextlib
 import io
-import os
 import re
 from collections.abc import Callable
-from functools import cache
-from pathlib import Path
 
 import cv2
 import numpy as np
 from PIL import Image
 
-from backgrounds.noise import fbm, grain
-from backgrounds.textures import make_texture
-from renderer.output import atomic_write
+from itemshot.backgrounds.noise import fbm, grain
+from itemshot.backgrounds.texture_names import (
+    KINDS,
+    OVERLAY_KINDS,
+    TEXTURE_NAMES,
+    TILE,
+)
+from itemshot.backgrounds.textures import make_texture
 
-VARIANTS = 3
-CACHE_VERSION = 1  # bump when a generator changes its pixels
-TILE = 512
-OPAQUE_KINDS = ("paper", "ruled", "grid", "wood", "wall", "fabric", "desk")
-OVERLAY_KINDS = ("grain", "chalk", "smudge")
-KINDS = OPAQUE_KINDS + OVERLAY_KINDS
-TEXTURE_NAMES = tuple(f"{kind}-{v}" for kind in KINDS for v in range(VARIANTS))
-# Light, low-contrast textures that dark text may sit on directly.
-TEXT_SAFE = tuple(f"{kind}-{v}" for kind in ("paper", "ruled", "grid", "wall") for v in range(3))
 _NAME = re.compile(r"^([a-z]+)-([0-9])$")
 
 # The parent texture module's named variants used for each of our three.
@@ -101,34 +93,8 @@ def texture_array(name: str) -> np.ndarray:
     return np.clip(array, 0, 255).astype(np.uint8)
 
 
-def texture_file(name: str) -> str:
-    """Return the served file name of a texture: JPEG for opaque tiles, PNG for overlays."""
-    kind = name.split("-", 1)[0]
-    return f"{name}.png" if kind in OVERLAY_KINDS else f"{name}.jpg"
-
-
-def cache_dir() -> Path:
-    """Return the folder generated tiles are kept in between runs (ITEMSHOT_CACHE overrides)."""
-    root = os.environ.get("ITEMSHOT_CACHE") or os.environ.get("XDG_CACHE_HOME")
-    base = Path(root) if root else Path.home() / ".cache"
-    return base / "itemshot" / f"textures-v{CACHE_VERSION}"
-
-
-@cache
-def texture_bytes(name: str) -> tuple[bytes, str]:
-    """Return (encoded bytes, mime type) of a texture tile (cached in memory and on disk)."""
-    file_name = texture_file(name)
-    mime = "image/png" if file_name.endswith(".png") else "image/jpeg"
-    stored = cache_dir() / file_name
-    if stored.is_file():
-        return stored.read_bytes(), mime
-    data, mime = _encode(name)
-    with contextlib.suppress(OSError):  # an unwritable cache only costs time
-        atomic_write(stored, data)
-    return data, mime
-
-
-def _encode(name: str) -> tuple[bytes, str]:
+def encode_texture(name: str) -> tuple[bytes, str]:
+    """Return (encoded bytes, mime type) of a texture tile: JPEG when opaque, PNG with alpha."""
     array = texture_array(name)
     buffer = io.BytesIO()
     if array.shape[2] == 4:
@@ -136,14 +102,6 @@ def _encode(name: str) -> tuple[bytes, str]:
         return buffer.getvalue(), "image/png"
     Image.fromarray(array, "RGB").save(buffer, format="JPEG", quality=88)
     return buffer.getvalue(), "image/jpeg"
-
-
-def served_texture(file_name: str) -> tuple[bytes, str]:
-    """Return the bytes and mime type for a served file name like `chalk-1.png`; ValueError else."""
-    stem = file_name.rpartition(".")[0]
-    if stem not in TEXTURE_NAMES or texture_file(stem) != file_name:
-        raise ValueError(f"unknown texture file {file_name!r}")
-    return texture_bytes(stem)
 
 
 def mean_color(name: str) -> str:

@@ -17,7 +17,7 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
-from backgrounds.noise import fbm, grain, streaks
+from itemshot.backgrounds.noise import fbm, grain, streaks
 
 RGB = tuple[int, int, int]
 

@@ -34,10 +34,10 @@ import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 from PIL import Image, ImageDraw  # noqa: E402
 
-from degradations import PRESETS, SEVERITIES, capture  # noqa: E402
-from degradations.fonts import ui_font  # noqa: E402
-from renderer.cli import main as itemshot  # noqa: E402
-from renderer.records import Layout, Region  # noqa: E402
+from itemshot.cli import main as itemshot  # noqa: E402
+from itemshot.degradations import PRESETS, SEVERITIES, capture  # noqa: E402
+from itemshot.degradations.fonts import ui_font  # noqa: E402
+from itemshot.renderer.records import Layout, Region  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / ".." / "shared" / "fixtures" / "mmmu-pro-tool"

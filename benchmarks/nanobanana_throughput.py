@@ -19,11 +19,17 @@ import time
 
 from PIL import Image
 
-from renderer.items import Item
-from renderer.nanobanana_client import ClientSettings, ImageClient
-from renderer.nanobanana_prompt import build_request
-from renderer.nanobanana_standin import Captured, Reply, StandIn, error_reply, image_reply
-from renderer.presentation import Presentation
+from itemshot.renderer.backends.nanobanana.client import ClientSettings, ImageClient
+from itemshot.renderer.backends.nanobanana.prompt import build_request
+from itemshot.renderer.backends.nanobanana.standin import (
+    Captured,
+    Reply,
+    StandIn,
+    error_reply,
+    image_reply,
+)
+from itemshot.renderer.items import Item
+from itemshot.renderer.presentation import Presentation
 
 
 def main() -> None:

@@ -25,13 +25,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._measure import PeakRss, cpu_by_process, cpu_per_item
-from fonts.catalogue import choose_fonts
-from renderer.adapters import load_dataset
-from renderer.chromium import _SHOW_AND_LAYOUT, ChromiumPool
-from renderer.jobs import Job, JobRequest, plan
-from renderer.page import PageDocument, build_page
-from renderer.pipeline import RunSettings, run_jobs
-from renderer.presentation import SCENES, PresentationSpec
+from itemshot.fonts.catalogue import choose_fonts
+from itemshot.pipeline import RunSettings, run_jobs
+from itemshot.renderer.adapters import load_dataset
+from itemshot.renderer.backends.chromium import _SHOW_AND_LAYOUT, ChromiumPool
+from itemshot.renderer.jobs import Job, JobRequest, plan
+from itemshot.renderer.page import PageDocument, build_page
+from itemshot.renderer.presentation import SCENES, PresentationSpec
 
 FIXTURE = (
     Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "mmmu-pro-tool" / "data.jsonl"

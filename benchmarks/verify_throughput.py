@@ -31,18 +31,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pytesseract
 
-from renderer.adapters import load_dataset
-from renderer.jobs import JobRequest, plan
-from renderer.pipeline import RunSettings, run_jobs
-from renderer.presentation import PresentationSpec
-from verify import defects
-from verify import expected as source
-from verify.ocr import language_for
-from verify.pool import run_all
-from verify.regions import verify_image
-from verify.text import ocr_accuracy
-from verify.tokens import missing_numbers
-from verify.whole_image import _align
+from itemshot.pipeline import RunSettings, run_jobs
+from itemshot.renderer.adapters import load_dataset
+from itemshot.renderer.jobs import JobRequest, plan
+from itemshot.renderer.presentation import PresentationSpec
+from itemshot.verify import defects
+from itemshot.verify import expected as source
+from itemshot.verify.ocr import language_for
+from itemshot.verify.pool import run_all
+from itemshot.verify.regions import verify_image
+from itemshot.verify.text import ocr_accuracy
+from itemshot.verify.tokens import missing_numbers
+from itemshot.verify.whole_image import _align
 
 FIXTURE = (
     Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "mmmu-pro-tool" / "data.jsonl"

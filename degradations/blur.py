@@ -17,7 +17,7 @@ os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
 import albumentations as A
 import numpy as np
 
-from degradations.frame import Frame, Params, Transform, register
+from itemshot.degradations.frame import Frame, Params, Transform, register
 
 _PROBE = np.zeros((8, 8, 3), np.uint8)
 

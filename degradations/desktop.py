@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
-from degradations.fonts import ui_font
-from degradations.frame import Frame, Params, Transform, register
-from degradations.warp import paste, place_points, resize_image
+from itemshot.degradations.fonts import ui_font
+from itemshot.degradations.frame import Frame, Params, Transform, register
+from itemshot.degradations.warp import paste, place_points, resize_image
 
 TAB_TITLES = (
     "Practice quiz",

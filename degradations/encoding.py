@@ -7,7 +7,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from degradations.frame import Params
+from itemshot.degradations.frame import Params
 
 FORMATS = ("png", "jpeg")
 

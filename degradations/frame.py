@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from degradations.seeding import rng_for
+from itemshot.degradations.seeding import rng_for
 
 Params = dict[str, Any]
 

@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageDraw
 
-from degradations.fonts import ui_font
-from degradations.frame import Frame, Params, Transform, register
-from degradations.warp import paste, place_points, resize_image
+from itemshot.degradations.fonts import ui_font
+from itemshot.degradations.frame import Frame, Params, Transform, register
+from itemshot.degradations.warp import paste, place_points, resize_image
 
 PHONES: dict[str, tuple[int, int, str]] = {
     "iphone_14": (1170, 2532, "ios"),

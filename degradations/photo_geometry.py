@@ -8,7 +8,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from degradations.frame import Frame, Params, uniform
+from itemshot.degradations.frame import Frame, Params, uniform
 
 Sampler = Callable[[np.random.Generator, Frame], Params]
 

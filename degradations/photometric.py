@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 from scipy.special import ndtri
 
-from degradations.frame import Frame, Params, Transform, register, uniform
+from itemshot.degradations.frame import Frame, Params, Transform, register, uniform
 
 _LOW = 16  # lighting fields are computed at 1/_LOW resolution and scaled up
 # standard normal quantiles at 65536 equal-probability steps: noise by table lookup

@@ -43,15 +43,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from degradations import photo_geometry
-from degradations.blur import CameraBlur
-from degradations.desktop import BrowserWindow
-from degradations.frame import Compose
-from degradations.phone_ui import PhoneScreen
-from degradations.photometric import Glare, Lighting, SensorNoise, ToneBalance
-from degradations.scan import PaperGrain, TonerNoise
-from degradations.screen_device import DEVICES, ScreenDevice
-from degradations.warp import Downscale, Warp
+from itemshot.degradations import photo_geometry
+from itemshot.degradations.blur import CameraBlur
+from itemshot.degradations.desktop import BrowserWindow
+from itemshot.degradations.frame import Compose
+from itemshot.degradations.phone_ui import PhoneScreen
+from itemshot.degradations.photometric import Glare, Lighting, SensorNoise, ToneBalance
+from itemshot.degradations.scan import PaperGrain, TonerNoise
+from itemshot.degradations.screen_device import DEVICES, ScreenDevice
+from itemshot.degradations.warp import Downscale, Warp
 
 PRESETS = ("pc_screenshot", "phone_screenshot", "phone_photo_paper", "phone_photo_screen", "scan")
 SEVERITIES = ("light", "medium", "strong")

@@ -7,8 +7,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from backgrounds.textures import surface_texture
-from degradations.frame import Frame, Params, Transform, register, uniform
+from itemshot.backgrounds.textures import surface_texture
+from itemshot.degradations.frame import Frame, Params, Transform, register, uniform
 
 
 @register

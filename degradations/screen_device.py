@@ -7,8 +7,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from degradations.frame import Frame, Params, Transform, register
-from degradations.warp import paste, place_points, resize_image
+from itemshot.degradations.frame import Frame, Params, Transform, register
+from itemshot.degradations.warp import paste, place_points, resize_image
 
 # name -> (screen aspect w/h, bezel as a fraction of the screen's short side)
 DEVICES: dict[str, tuple[float, float]] = {

@@ -16,9 +16,9 @@ from typing import Any
 import cv2
 import numpy as np
 
-from backgrounds.textures import surface_texture
-from degradations import geometry
-from degradations.frame import Frame, Params, Transform, register
+from itemshot.backgrounds.textures import surface_texture
+from itemshot.degradations import geometry
+from itemshot.degradations.frame import Frame, Params, Transform, register
 
 
 def _coarse_positions(size: int, cells: int) -> np.ndarray:

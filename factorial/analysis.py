@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from factorial.parsers import get_parser
-from factorial.scoring import read_jsonl
-from factorial.stats import (
+from itemshot.factorial.parsers import get_parser
+from itemshot.factorial.scoring import read_jsonl
+from itemshot.factorial.stats import (
     Accuracy,
     Decomposition,
     Effect,
@@ -29,7 +29,7 @@ from factorial.stats import (
     decompose_2x2,
     group_accuracies,
 )
-from factorial.sweep import SweepRow, read_manifest
+from itemshot.factorial.sweep import SweepRow, read_manifest
 
 _SHORT = {"standard": "S", "vision": "V"}
 _NOT_FACTORS = {"format", "n_options", "seed", "item_id", "job_key"}

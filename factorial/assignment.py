@@ -16,7 +16,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from renderer.seeds import derive_seed
+from itemshot.renderer.seeds import derive_seed
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from typing import Any
 
 from scipy.stats import chi2_contingency
 
-from factorial.conditions import Cell
-from factorial.option_sets import option_set
+from itemshot.factorial.conditions import Cell
+from itemshot.factorial.option_sets import option_set
 
 ALPHA = 0.05
 

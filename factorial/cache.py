@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from renderer.output import atomic_write_text
+from itemshot.renderer.output import atomic_write_text
 
 
 def request_key(

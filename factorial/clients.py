@@ -14,8 +14,13 @@ from typing import Any, Protocol
 
 import httpx
 
-from factorial.messages import ModelRequest
-from factorial.retry import PermanentError, RetryableError, is_retryable_status, parse_retry_after
+from itemshot.factorial.messages import ModelRequest
+from itemshot.factorial.retry import (
+    PermanentError,
+    RetryableError,
+    is_retryable_status,
+    parse_retry_after,
+)
 
 APIS = ("openai", "gemini")
 GEMINI_DEFAULT_ENDPOINT = "https://generativelanguage.googleapis.com"

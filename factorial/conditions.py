@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from factorial.assignment import Unit, balanced_levels, latin_square_levels
-from factorial.design import Design
-from factorial.option_sets import option_set
-from renderer.items import Item
+from itemshot.factorial.assignment import Unit, balanced_levels, latin_square_levels
+from itemshot.factorial.design import Design
+from itemshot.factorial.option_sets import option_set
+from itemshot.renderer.items import Item
 
 
 @dataclass(frozen=True)

@@ -9,15 +9,13 @@ stable order: item file order, then condition order in the design.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from factorial.conditions import Cell, expand
-from factorial.design import PRESENTATION_FACTORS, TEXT_FORMATS, Design
-from factorial.option_sets import (
+from itemshot.factorial.conditions import Cell, expand
+from itemshot.factorial.design import PRESENTATION_FACTORS, TEXT_FORMATS, Design
+from itemshot.factorial.option_sets import (
     Inconsistency,
     answer_check,
     describe,
@@ -25,15 +23,13 @@ from factorial.option_sets import (
     option_set,
     with_options,
 )
-from factorial.sweep_rows import FIGURE_FORMATS, prompt_for, text_row, write_figures
-from renderer.adapters import ColumnMapping, Dataset, load_dataset
-from renderer.items import Item, ItemError
-from renderer.jobs import Job, JobRequest, PlanFailure, make_job
-from renderer.output import atomic_write_json, read_jsonl, write_jsonl
-from renderer.page import Content
-from renderer.pipeline import MANIFEST, RunSettings, RunSummary, failure_row, run_jobs
-from renderer.presentation import PresentationSpec
-from renderer.seeds import stable_hash
+from itemshot.factorial.sweep_rows import FIGURE_FORMATS, prompt_for, text_row, write_figures
+from itemshot.renderer.adapters import ColumnMapping, Dataset, load_dataset
+from itemshot.renderer.items import Item, ItemError
+from itemshot.renderer.jobs import Content, Job, JobRequest, PlanFailure, make_job
+from itemshot.renderer.manifest import failure_row
+from itemshot.renderer.presentation import PresentationSpec
+from itemshot.renderer.seeds import stable_hash
 
 SWEEP_SUMMARY = "sweep.json"
 
@@ -71,28 +67,6 @@ class SweepPlan:
     def jobs(self) -> list[Job]:
         """Return the render jobs, in row order."""
         return [row.job for row in self.rows if row.job is not None]
-
-
-@dataclass
-class SweepResult:
-    """What a sweep did: render counts, text rows, failures, time."""
-
-    render: RunSummary
-    rows: int = 0
-    text_rows: int = 0
-    failed_rows: int = 0
-    seconds: float = 0.0
-    failures: list[dict[str, Any]] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        """Return the result as a JSON-ready dict."""
-        return {
-            "rows": self.rows,
-            "text_rows": self.text_rows,
-            "failed_rows": self.failed_rows,
-            "render": self.render.as_dict(),
-            "seconds": round(self.seconds, 3),
-        }
 
 
 def load_items(design: Design, limit: int | None = None) -> Dataset:
@@ -155,37 +129,30 @@ def _plan_cell(design: Design, cell: Cell) -> PlannedRow:
     return PlannedRow(job.key, item, dict(cell.condition), extra, job=job)
 
 
-def run_sweep(
-    plan: SweepPlan,
-    out: Path,
-    settings: RunSettings | None = None,
-    on_event: Callable[[dict[str, Any]], None] | None = None,
-) -> SweepResult:
-    """Render the jobs not yet done, then write the combined manifest and the sweep summary."""
-    started = time.perf_counter()
-    summary = run_jobs(plan.jobs, out, settings, on_event)
-    rendered = {row["job_key"]: row for row in read_jsonl(out / MANIFEST) if row.get("job_key")}
+def manifest_rows(
+    plan: SweepPlan, rendered: dict[str, dict[str, Any]], out: Path
+) -> list[dict[str, Any]]:
+    """Return the sweep's combined manifest: load errors, then every planned row in order.
+
+    `rendered` maps job keys to the rows the render pipeline wrote; text rows and
+    their figures are written under `out` here.
+    """
     rows = [_load_error_row(error) for error in plan.load_errors]
     rows += [_finish_row(planned, rendered, out) for planned in plan.rows]
-    write_jsonl(out / MANIFEST, rows)
-    result = SweepResult(render=summary, rows=len(rows))
-    result.text_rows = sum(
-        1 for planned in plan.rows if planned.job is None and planned.error is None
-    )
-    result.failures = [row for row in rows if row.get("status") != "ok"]
-    result.failed_rows = len(result.failures)
-    result.seconds = time.perf_counter() - started
-    record = {
+    return rows
+
+
+def sweep_record(plan: SweepPlan, result: dict[str, Any]) -> dict[str, Any]:
+    """Return the JSON record of a finished sweep (`sweep.json`)."""
+    return {
         "design": plan.design.name,
         "design_type": plan.design.type,
         "factors": {name: list(levels) for name, levels in plan.design.factors},
         "cells": len(plan.cells),
-        **result.as_dict(),
+        **result,
         "load_errors": [error.as_record() for error in plan.load_errors],
         "inconsistencies": [problem.as_record() for problem in plan.inconsistencies],
     }
-    atomic_write_json(out / SWEEP_SUMMARY, record)
-    return result
 
 
 def _load_error_row(error: ItemError) -> dict[str, Any]:

@@ -15,10 +15,10 @@ from typing import Any
 
 import yaml
 
-from factorial.sweep import FORMATS
-from renderer.adapters import FORMATS as DATASET_FORMATS
-from renderer.adapters import MISSING_POLICIES
-from renderer.presentation import RANDOM, PresentationError, PresentationSpec
+from itemshot.factorial.sweep import FORMATS
+from itemshot.renderer.adapters import FORMATS as DATASET_FORMATS
+from itemshot.renderer.adapters import MISSING_POLICIES
+from itemshot.renderer.presentation import RANDOM, PresentationError, PresentationSpec
 
 FORMAT_LEVELS = FORMATS  # the control hierarchy, defined once in factorial.sweep
 TEXT_FORMATS = ("blind", "standard")

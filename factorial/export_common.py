@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from factorial.sweep_rows import prompt_for
-from renderer.output import read_jsonl
-from renderer.pipeline import MANIFEST
+from itemshot.factorial.sweep_rows import prompt_for
+from itemshot.renderer.manifest import MANIFEST
+from itemshot.renderer.output import read_jsonl
 
 _SLUG = re.compile(r"[^a-z0-9]+")
 

@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from factorial.export_common import ExportRow
+from itemshot.factorial.export_common import ExportRow
 
 PARQUET_NAME = "test.parquet"
 
@@ -91,3 +91,8 @@ def write_parquet(rows: Sequence[ExportRow], target: Path) -> Path:
 def export_hf(rows: Sequence[ExportRow], dest: Path) -> list[Path]:
     """Write DEST/test.parquet; return the files written."""
     return [write_parquet(rows, dest / PARQUET_NAME)]
+
+
+def export(rows: Sequence[ExportRow], dest: Path, name: str) -> list[Path]:
+    """Write the export of `rows` into `dest` (the registry's entry point)."""
+    return export_hf(rows, dest)

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import yaml
 
-from factorial import parsers, parsers_strict
-from factorial.export_common import ExportRow
-from factorial.export_hf import write_parquet
-from renderer.output import atomic_write
+from itemshot.factorial import parsers, parsers_strict
+from itemshot.factorial.export_common import ExportRow
+from itemshot.factorial.export_hf import write_parquet
+from itemshot.renderer.output import atomic_write
 
 _NAME = re.compile(r"[^a-z0-9_]+")
 
@@ -159,3 +159,8 @@ def export_lmms(rows: Sequence[ExportRow], dest: Path, name: str) -> list[Path]:
     utils = dest / "utils.py"
     atomic_write(utils, utils_source().encode("utf-8"))
     return [*written, group, utils]
+
+
+def export(rows: Sequence[ExportRow], dest: Path, name: str) -> list[Path]:
+    """Write the export of `rows` into `dest` (the registry's entry point)."""
+    return export_lmms(rows, dest, name)

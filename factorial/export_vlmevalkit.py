@@ -20,8 +20,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from factorial.export_common import ExportRow
-from renderer.output import atomic_write, write_jsonl
+from itemshot.factorial.export_common import ExportRow
+from itemshot.renderer.output import atomic_write, write_jsonl
 
 OPTION_COLUMNS = tuple("ABCDEFGHIJ")
 COLUMNS = (
@@ -93,3 +93,8 @@ def export_vlmevalkit(rows: Sequence[ExportRow], dest: Path, name: str) -> list[
     atomic_write(tsv, buffer.getvalue().encode("utf-8"))
     write_jsonl(dest / "skipped.jsonl", skipped)
     return [tsv, dest / "skipped.jsonl"]
+
+
+def export(rows: Sequence[ExportRow], dest: Path, name: str) -> list[Path]:
+    """Write the export of `rows` into `dest` (the registry's entry point)."""
+    return export_vlmevalkit(rows, dest, name)

@@ -7,8 +7,8 @@ import mimetypes
 from dataclasses import dataclass
 from pathlib import Path
 
-from factorial.prompts import PromptSet, options_text, standard_text
-from factorial.sweep import SweepRow
+from itemshot.factorial.prompts import PromptSet, options_text, standard_text
+from itemshot.factorial.sweep import SweepRow
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from renderer.items import LETTERS, Item
-from renderer.seeds import derive_seed
+from itemshot.renderer.items import LETTERS, Item
+from itemshot.renderer.seeds import derive_seed
 
 ORIGINAL_4 = "original_4"
 AS_IS = "as_is"

@@ -138,7 +138,7 @@ def get_parser(name: str, seed: int = 0) -> Callable[[Any, Sequence[str], str], 
 
         return parse_official
     if name == "strict":
-        from factorial.parsers_strict import parse_strict
+        from itemshot.factorial.parsers_strict import parse_strict
 
         def parse_conservative(response: Any, options: Sequence[str], key: str) -> ParseResult:
             return parse_strict(response, options)

@@ -25,7 +25,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from factorial.parsers import ParseResult, option_letters
+from itemshot.factorial.parsers import ParseResult, option_letters
 
 _OPEN = r"[*_(\[【]*"
 _CLOSE = r"[*_)\]】]*"

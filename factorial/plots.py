@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from factorial.stats import Decomposition, Effect, GroupAccuracy
+from itemshot.factorial.stats import Decomposition, Effect, GroupAccuracy
 
 
 def interaction_plot(decomposition: Decomposition, path: Path) -> Path:

@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from factorial.cache import ResponseCache, request_key
-from factorial.clients import ChatClient, Completion, GenerationParams
-from factorial.messages import ModelRequest, build_request
-from factorial.parsers import row_rng
-from factorial.prompts import PromptSet, resolve_prompts
-from factorial.retry import PermanentError, RetryableError, RetryPolicy
-from factorial.sweep import SweepRow, read_manifest
-from renderer.output import atomic_write_text
+from itemshot.factorial.cache import ResponseCache, request_key
+from itemshot.factorial.clients import ChatClient, Completion, GenerationParams
+from itemshot.factorial.messages import ModelRequest, build_request
+from itemshot.factorial.parsers import row_rng
+from itemshot.factorial.prompts import PromptSet, resolve_prompts
+from itemshot.factorial.retry import PermanentError, RetryableError, RetryPolicy
+from itemshot.factorial.sweep import SweepRow, read_manifest
+from itemshot.renderer.output import atomic_write_text
 
 PREDICTIONS_FILE = "predictions.jsonl"
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import yaml
 
-from factorial.parsers import LETTERS
+from itemshot.factorial.parsers import LETTERS
 
 MODES = ("direct", "cot")
 

@@ -12,10 +12,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from factorial.analysis import AnalysisResults
-from factorial.plots import forest_plot, interaction_plot, subject_heatmap
-from factorial.stats import Effect
-from renderer.output import atomic_write_text
+from itemshot.factorial.analysis import AnalysisResults
+from itemshot.factorial.plots import forest_plot, interaction_plot, subject_heatmap
+from itemshot.factorial.stats import Effect
+from itemshot.renderer.output import atomic_write_text
 
 
 def _pct(value: float) -> str:

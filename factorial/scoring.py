@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from factorial.parsers import LETTERS, coerce_options, get_parser
-from factorial.stats import Accuracy, accuracy
+from itemshot.factorial.parsers import LETTERS, coerce_options, get_parser
+from itemshot.factorial.stats import Accuracy, accuracy
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from factorial.parsers import LETTERS, coerce_options
+from itemshot.factorial.parsers import LETTERS, coerce_options
 
 FORMATS = (
     "blind",

@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from factorial.prompts import builtin_prompts, options_text, standard_text
-from renderer.items import Item
-from renderer.output import write_figure_files
+from itemshot.factorial.prompts import builtin_prompts, options_text, standard_text
+from itemshot.renderer.items import Item
+from itemshot.renderer.output import write_figure_files
 
 # Formats whose figures travel beside the text (or beside the image of the text).
 FIGURE_FORMATS = ("standard", "vision_text_only")

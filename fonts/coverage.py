@@ -16,7 +16,7 @@ from functools import cache
 from fontTools.pens.boundsPen import BoundsPen
 from fontTools.ttLib import TTFont
 
-from fonts.catalogue import FontChoice, FontFace, base_faces, fallbacks_for, has_japanese
+from itemshot.fonts.catalogue import FontChoice, FontFace, base_faces, fallbacks_for, has_japanese
 
 _FC_WEIGHTS = {
     100: "thin",

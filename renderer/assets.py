@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import mimetypes
 import os
 import re
@@ -9,7 +10,9 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from backgrounds.scene_textures import served_texture
+from itemshot.backgrounds.scene_textures import encode_texture
+from itemshot.backgrounds.texture_names import CACHE_VERSION, texture_stem
+from itemshot.renderer.output import atomic_write
 
 # Debian's libjs-katex puts KaTeX here; override for other systems.
 KATEX_DIR = Path(os.environ.get("ITEMSHOT_KATEX_DIR", "/usr/share/javascript/katex"))
@@ -22,7 +25,7 @@ class AssetNotAllowed(LookupError):
 
 
 def _templates_dir() -> Path:
-    return Path(str(resources.files("templates")))
+    return Path(str(resources.files("itemshot.templates")))
 
 
 @cache
@@ -62,9 +65,30 @@ def _texture(name: str, path: str) -> tuple[bytes, str]:
     if not _TEXTURE_FILE.fullmatch(name):
         raise AssetNotAllowed(path)
     try:
-        return served_texture(name)
+        stem = texture_stem(name)
     except ValueError:
         raise AssetNotAllowed(path) from None
+    return texture_bytes(stem, name)
+
+
+def texture_cache_dir() -> Path:
+    """Return the folder generated tiles are kept in between runs (ITEMSHOT_CACHE overrides)."""
+    root = os.environ.get("ITEMSHOT_CACHE") or os.environ.get("XDG_CACHE_HOME")
+    base = Path(root) if root else Path.home() / ".cache"
+    return base / "itemshot" / f"textures-v{CACHE_VERSION}"
+
+
+@cache
+def texture_bytes(stem: str, file_name: str) -> tuple[bytes, str]:
+    """Return (encoded bytes, mime type) of a texture tile (cached in memory and on disk)."""
+    mime = "image/png" if file_name.endswith(".png") else "image/jpeg"
+    stored = texture_cache_dir() / file_name
+    if stored.is_file():
+        return stored.read_bytes(), mime
+    data, mime = encode_texture(stem)
+    with contextlib.suppress(OSError):  # an unwritable cache only costs time
+        atomic_write(stored, data)
+    return data, mime
 
 
 def katex_available() -> bool:

@@ -4,16 +4,39 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from renderer.items import Item, ItemError, safe_name
-from renderer.page import Content
-from renderer.presentation import Presentation, PresentationError, PresentationSpec
-from renderer.seeds import canonical_json, derive_seed, stable_hash
+from itemshot.renderer.items import Item, ItemError, safe_name
+from itemshot.renderer.presentation import Presentation, PresentationError, PresentationSpec
+from itemshot.renderer.seeds import canonical_json, derive_seed, stable_hash
 
 # Bump when a change to templates or backend changes the pixels of existing jobs.
 RENDERER_VERSION = "1"
+
+
+FIGURE_MODES = ("show", "placeholder", "omit")
+
+
+@dataclass(frozen=True)
+class Content:
+    """What goes into the image: figures shown, blanked or left out; options in or out.
+
+    The control formats use these: `vision_placeholder` blanks figures (same
+    size), `vision_text_only` omits them (passed separately), and
+    `vision_question_only` leaves the options out of the image.
+    """
+
+    figures: str = "show"
+    options: bool = True
+
+    def __post_init__(self) -> None:
+        if self.figures not in FIGURE_MODES:
+            raise ValueError(f"figures must be one of {', '.join(FIGURE_MODES)}")
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the content choice as a plain dict."""
+        return {"figures": self.figures, "options": self.options}
 
 
 @dataclass(frozen=True)
@@ -118,3 +141,16 @@ def plan(requests: Sequence[JobRequest | ItemError], run_seed: int) -> list[Job 
             seen.add(job.key)
             planned.append(job)
     return planned
+
+
+def page_job(job: Job, capture: str | None = None) -> Job:
+    """Return the Chromium job of the same item and Presentation (optionally another capture).
+
+    A generative job's key also names its backend and model; this is the job
+    whose exact page Chromium renders for it (its hybrid base or its fallback).
+    """
+    presentation = job.presentation
+    if capture is not None:
+        presentation = replace(presentation, capture=capture)
+    key = job_key(job.item, presentation, job.condition, job.content, job.seed)
+    return replace(job, presentation=presentation, key=key)

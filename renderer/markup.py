@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from renderer.items import IMAGE_TAG
+from itemshot.renderer.items import IMAGE_TAG
 
 
 @dataclass(frozen=True)

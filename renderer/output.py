@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from renderer.items import Item
+from itemshot.renderer.items import Item
 
 TEMP_PREFIX = ".tmp-"
 

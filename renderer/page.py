@@ -10,12 +10,14 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from backgrounds.scene_textures import mean_color, texture_file
-from fonts.catalogue import FontChoice
-from fonts.coverage import resolve_fonts
-from renderer.assets import katex_available
-from renderer.items import LETTERS, Figure, Item
-from renderer.markup import (
+from itemshot.backgrounds.scene_textures import mean_color
+from itemshot.backgrounds.texture_names import texture_file
+from itemshot.fonts.catalogue import FontChoice
+from itemshot.fonts.coverage import resolve_fonts
+from itemshot.renderer.assets import katex_available
+from itemshot.renderer.items import LETTERS, Figure, Item
+from itemshot.renderer.jobs import Content
+from itemshot.renderer.markup import (
     FigureRef,
     Math,
     Segment,
@@ -24,8 +26,8 @@ from renderer.markup import (
     paragraphs,
     parse_inline,
 )
-from renderer.presentation import Presentation
-from renderer.scene_words import SCENE_WORDS
+from itemshot.renderer.presentation import Presentation
+from itemshot.renderer.scene_words import SCENE_WORDS
 
 # Scene furniture in the item's language, so a Japanese page is Japanese throughout.
 WORDS: dict[str, dict[str, str]] = {
@@ -70,30 +72,6 @@ TWO_COLUMN_MAX_CHARS = 38
 MIN_FONT_PX = 11  # never shrink text below this (CSS px at the reference size)
 
 
-FIGURE_MODES = ("show", "placeholder", "omit")
-
-
-@dataclass(frozen=True)
-class Content:
-    """What goes into the image: figures shown, blanked or left out; options in or out.
-
-    The control formats use these: `vision_placeholder` blanks figures (same
-    size), `vision_text_only` omits them (passed separately), and
-    `vision_question_only` leaves the options out of the image.
-    """
-
-    figures: str = "show"
-    options: bool = True
-
-    def __post_init__(self) -> None:
-        if self.figures not in FIGURE_MODES:
-            raise ValueError(f"figures must be one of {', '.join(FIGURE_MODES)}")
-
-    def as_dict(self) -> dict[str, Any]:
-        """Return the content choice as a plain dict."""
-        return {"figures": self.figures, "options": self.options}
-
-
 @dataclass(frozen=True)
 class PageDocument:
     """A ready-to-load page: its HTML, the figure bytes it may fetch, and what was chosen."""
@@ -110,7 +88,7 @@ class PageDocument:
 
 
 def _environment() -> jinja2.Environment:
-    loader = jinja2.FileSystemLoader(str(resources.files("templates")))
+    loader = jinja2.FileSystemLoader(str(resources.files("itemshot.templates")))
     return jinja2.Environment(
         loader=loader,
         autoescape=True,

@@ -7,8 +7,8 @@ import re
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from backgrounds.scene_textures import TEXT_SAFE
-from fonts.catalogue import FACE_KEYS
+from itemshot.backgrounds.texture_names import TEXT_SAFE
+from itemshot.fonts.catalogue import FACE_KEYS
 
 RANDOM = "random"
 

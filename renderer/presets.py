@@ -23,9 +23,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fonts.catalogue import FACE_KEYS, LOOKALIKES
-from renderer.items import Item, ItemError
-from renderer.presentation import (
+from itemshot.fonts.catalogue import FACE_KEYS, LOOKALIKES
+from itemshot.renderer.items import Item, ItemError
+from itemshot.renderer.presentation import (
     ASPECTS,
     FONT_SIZE_RANGE,
     MARGINS,
@@ -34,7 +34,7 @@ from renderer.presentation import (
     PresentationError,
     PresentationSpec,
 )
-from renderer.seeds import derive_seed
+from itemshot.renderer.seeds import derive_seed
 
 # JMMMU-Pro's five font looks as catalogue roles.
 JMMMU_FONT_LOOKS = {
@@ -156,6 +156,7 @@ PRESETS: dict[str, Callable[[Item, int], PresetChoice]] = {
     "mmmu_pro": _mmmu_pro,
     "uniform": _uniform,
 }
+PRESET_NAMES = tuple(PRESETS)
 
 
 def preset_choice(name: str, item: Item, seed: int) -> PresetChoice:

@@ -6,4 +6,5 @@ bash scripts/install.sh
 export NO_ALBUMENTATIONS_UPDATE=1
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+.venv/bin/python scripts/lint_imports.py  # the layer contracts in pyproject.toml
 exec .venv/bin/python -m pytest -q "$@"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from renderer.cli import main
+from itemshot.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = (ROOT / ".." / "shared" / "fixtures").resolve()

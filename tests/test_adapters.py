@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from renderer.adapters import ColumnMapping, DatasetError, load_dataset
-from renderer.items import Item
+from itemshot.renderer.adapters import ColumnMapping, DatasetError, load_dataset
+from itemshot.renderer.items import Item
 
 
 def png_bytes(colour: str = "red", size: tuple[int, int] = (40, 30)) -> bytes:

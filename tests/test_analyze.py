@@ -12,10 +12,10 @@ import pytest
 from PIL import Image, ImageDraw
 from test_predict import StandIn, image_hashes, main, write_manifest
 
-from factorial.messages import build_request
-from factorial.parsers import coerce_options
-from factorial.prompts import resolve_prompts
-from factorial.sweep import row_from_record
+from itemshot.factorial.messages import build_request
+from itemshot.factorial.parsers import coerce_options
+from itemshot.factorial.prompts import resolve_prompts
+from itemshot.factorial.sweep import row_from_record
 
 MIX = (
     Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from renderer.output import read_jsonl
+from itemshot.renderer.output import read_jsonl
 from tests.conftest import run_cli
 
 OPTIONS = ["alpha", "beta", "gamma", "delta"]

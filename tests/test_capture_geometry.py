@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from backgrounds import KINDS, make_texture, variants
-from degradations import geometry
-from degradations.warp import build_maps
+from itemshot.backgrounds import KINDS, make_texture, variants
+from itemshot.degradations import geometry
+from itemshot.degradations.warp import build_maps
 
 
 def _stages(k1: float, curl: bool) -> list[dict]:

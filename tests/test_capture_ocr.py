@@ -20,10 +20,10 @@ import numpy as np
 import pytesseract
 import pytest
 
-from degradations import PRESETS, SEVERITIES, capture
-from renderer.cli import main as itemshot
-from renderer.records import Layout, Region
-from verify.text import accuracy
+from itemshot.cli import main as itemshot
+from itemshot.degradations import PRESETS, SEVERITIES, capture
+from itemshot.renderer.records import Layout, Region
+from itemshot.verify.text import accuracy
 
 os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # one core per tesseract process
 FIXTURE = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures" / "mmmu-pro-tool"

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from degradations import PRESETS, SEVERITIES, capture, capture_layout, replay
-from renderer.cli import main as itemshot
-from renderer.records import Layout
+from itemshot.cli import main as itemshot
+from itemshot.degradations import PRESETS, SEVERITIES, capture, capture_layout, replay
+from itemshot.renderer.records import Layout
 
 FIXTURE = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures" / "mmmu-pro-tool"
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from fonts.catalogue import choose_fonts
-from renderer.chromium import ChromiumPool, RenderFailure
-from renderer.output import read_jsonl
-from renderer.page import PageDocument
+from itemshot.fonts.catalogue import choose_fonts
+from itemshot.renderer.backends.chromium import ChromiumPool, RenderFailure
+from itemshot.renderer.output import read_jsonl
+from itemshot.renderer.page import PageDocument
 from tests.conftest import run_cli
 
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from factorial.balance import balance_report
-from factorial.conditions import expand
-from factorial.controller import plan_sweep
-from factorial.design import Design, DesignError, load_design, parse_design
-from factorial.option_sets import (
+from itemshot.factorial.balance import balance_report
+from itemshot.factorial.conditions import expand
+from itemshot.factorial.controller import plan_sweep
+from itemshot.factorial.design import Design, DesignError, load_design, parse_design
+from itemshot.factorial.option_sets import (
     AS_IS,
     ORIGINAL_4,
     SEEDED,
@@ -20,8 +20,8 @@ from factorial.option_sets import (
     normalise_option,
     option_set,
 )
-from renderer.adapters import Dataset, load_dataset
-from renderer.items import Item
+from itemshot.renderer.adapters import Dataset, load_dataset
+from itemshot.renderer.items import Item
 
 ROOT = Path(__file__).resolve().parent.parent
 MIX = ROOT.parent / "shared" / "fixtures" / "mmmu-pro-mix" / "mix_data.jsonl"

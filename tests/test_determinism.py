@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from renderer.output import read_jsonl
+from itemshot.renderer.output import read_jsonl
 from tests.conftest import ROOT, SAMPLE_DATA, run_cli
 
 ARGS = ("--scene", "random", "--font-style", "random", "--color", "random", "--seed", "7")
@@ -53,7 +53,7 @@ def test_killed_run_resumes_to_the_same_files(tmp_path: Path) -> None:
     assert render(reference, 2) == 0
 
     interrupted = tmp_path / "interrupted"
-    command = [sys.executable, "-m", "renderer.cli", "render", str(SAMPLE_DATA), "--out"]
+    command = [sys.executable, "-m", "itemshot.cli", "render", str(SAMPLE_DATA), "--out"]
     command += [
         str(interrupted),
         *ARGS,

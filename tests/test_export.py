@@ -18,8 +18,8 @@ import pytest
 import yaml
 from PIL import Image
 
-from renderer.cli import main
-from renderer.output import read_jsonl
+from itemshot.cli import main
+from itemshot.renderer.output import read_jsonl
 
 datasets = pytest.importorskip("datasets")
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from fonts.catalogue import FACE_KEYS, LOOKALIKES, STYLES, all_faces, base_faces
-from fonts.coverage import FontMissing, face_draws, font_file, resolve_fonts
+from itemshot.fonts.catalogue import FACE_KEYS, LOOKALIKES, STYLES, all_faces, base_faces
+from itemshot.fonts.coverage import FontMissing, face_draws, font_file, resolve_fonts
 
 README = Path(__file__).resolve().parents[1] / "fonts" / "README.md"
 

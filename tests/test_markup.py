@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from renderer.markup import FigureRef, Math, Text, paragraphs, parse_inline
+from itemshot.renderer.markup import FigureRef, Math, Text, paragraphs, parse_inline
 
 
 def unparse(segments: list) -> str:

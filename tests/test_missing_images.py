@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from renderer.output import read_jsonl
+from itemshot.renderer.output import read_jsonl
 from tests.conftest import run_cli
 
 

@@ -15,14 +15,13 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from renderer.adapters import load_dataset
-from renderer.items import Item
-from renderer.jobs import JobRequest, plan
-from renderer.nanobanana_batch import BatchClient, BatchSettings
-from renderer.nanobanana_client import ClientSettings, ImageClient
-from renderer.nanobanana_prompt import build_request
-from renderer.nanobanana_run import GenerativeOptions, render_generative
-from renderer.nanobanana_standin import (
+from itemshot.generative.run import GenerativeOptions, render_generative
+from itemshot.pipeline import run_jobs
+from itemshot.renderer.adapters import load_dataset
+from itemshot.renderer.backends.nanobanana.batch import BatchClient, BatchSettings
+from itemshot.renderer.backends.nanobanana.client import ClientSettings, ImageClient
+from itemshot.renderer.backends.nanobanana.prompt import build_request
+from itemshot.renderer.backends.nanobanana.standin import (
     BatchPlan,
     Captured,
     Reply,
@@ -31,9 +30,10 @@ from renderer.nanobanana_standin import (
     finish_reply,
     image_reply,
 )
-from renderer.output import read_jsonl
-from renderer.pipeline import run_jobs
-from renderer.presentation import Presentation, PresentationSpec
+from itemshot.renderer.items import Item
+from itemshot.renderer.jobs import JobRequest, plan
+from itemshot.renderer.output import read_jsonl
+from itemshot.renderer.presentation import Presentation, PresentationSpec
 from tests.conftest import SAMPLE_DATA, job_sidecar, run_cli, sample_subset
 
 pytestmark = pytest.mark.slow

@@ -9,18 +9,12 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from renderer.adapters import load_dataset
-from renderer.items import Item
-from renderer.nanobanana_cache import ResponseCache
-from renderer.nanobanana_client import (
-    ClientSettings,
-    ImageClient,
-    MissingApiKey,
-    Outcome,
-    api_key_from_env,
-)
-from renderer.nanobanana_prompt import GenRequest, build_request
-from renderer.nanobanana_standin import (
+from itemshot.renderer.adapters import load_dataset
+from itemshot.renderer.backends.nanobanana.cache import ResponseCache
+from itemshot.renderer.backends.nanobanana.client import ClientSettings, ImageClient, Outcome
+from itemshot.renderer.backends.nanobanana.prompt import GenRequest, build_request
+from itemshot.renderer.backends.nanobanana.settings import MissingApiKey, api_key_from_env
+from itemshot.renderer.backends.nanobanana.standin import (
     Captured,
     Reply,
     StandIn,
@@ -31,7 +25,8 @@ from renderer.nanobanana_standin import (
     image_reply,
     text_reply,
 )
-from renderer.presentation import Presentation
+from itemshot.renderer.items import Item
+from itemshot.renderer.presentation import Presentation
 from tests.conftest import SAMPLE_DATA, run_cli
 
 MODEL = "gemini-3-pro-image-preview"

@@ -18,14 +18,14 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from degradations import capture
-from renderer.adapters import load_dataset
-from renderer.items import Item
-from renderer.nanobanana_standin import Captured, Reply, StandIn, image_reply
-from renderer.output import read_jsonl
-from renderer.records import Layout
+from itemshot.degradations import capture
+from itemshot.renderer.adapters import load_dataset
+from itemshot.renderer.backends.nanobanana.standin import Captured, Reply, StandIn, image_reply
+from itemshot.renderer.items import Item
+from itemshot.renderer.output import read_jsonl
+from itemshot.renderer.records import Layout
+from itemshot.verify import defects
 from tests.conftest import SAMPLE_DATA, job_sidecar, run_cli, sample_subset
-from verify import defects
 
 pytestmark = pytest.mark.slow
 IDS = ("en-change", "ja-sales")

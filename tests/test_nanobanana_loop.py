@@ -11,11 +11,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from renderer.adapters import load_dataset
-from renderer.items import Item
-from renderer.jobs import JobRequest, plan
-from renderer.nanobanana_loop import adjustments_for
-from renderer.nanobanana_standin import (
+from itemshot.generative.loop import adjustments_for
+from itemshot.pipeline import run_jobs
+from itemshot.renderer.adapters import load_dataset
+from itemshot.renderer.backends.nanobanana.standin import (
     Captured,
     Reply,
     StandIn,
@@ -23,13 +22,14 @@ from renderer.nanobanana_standin import (
     finish_reply,
     image_reply,
 )
-from renderer.output import read_jsonl
-from renderer.pipeline import run_jobs
-from renderer.presentation import PresentationSpec
-from renderer.records import Layout
+from itemshot.renderer.items import Item
+from itemshot.renderer.jobs import JobRequest, plan
+from itemshot.renderer.output import read_jsonl
+from itemshot.renderer.presentation import PresentationSpec
+from itemshot.renderer.records import Layout
+from itemshot.verify import Reason, RegionScore, defects
+from itemshot.verify.verdicts import verdict
 from tests.conftest import SAMPLE_DATA, run_cli, sample_subset
-from verify import Reason, RegionScore, defects
-from verify.verdicts import verdict
 
 IDS = ("en-change", "ja-sales")
 FLAGS = ("--scene", "plain", "--color", "white", "--font-size", "22", "--aspect", "9:16")

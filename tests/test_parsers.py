@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from factorial.parsers import coerce_options, get_parser, parse_mmmu_pro, row_rng
-from factorial.parsers_strict import parse_strict
+from itemshot.factorial.parsers import coerce_options, get_parser, parse_mmmu_pro, row_rng
+from itemshot.factorial.parsers_strict import parse_strict
 
 OUTPUTS = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures" / "mmmu-pro-outputs"
 PUBLISHED = {

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from factorial.commands import register
+from itemshot.cli.analysis import register
 
 FIXTURE_IMAGES = (
     Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures" / "mmmu-pro-tool" / "images"

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from renderer.presentation import (
+from itemshot.renderer.presentation import (
     SCENE_COLORS,
     Presentation,
     PresentationError,

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from fonts.catalogue import FACE_KEYS, LOOKALIKES
-from renderer.adapters import load_dataset
-from renderer.items import Item
-from renderer.pipeline import MANIFEST
-from renderer.presentation import SCENE_COLORS
-from renderer.presets import (
+from itemshot.fonts.catalogue import FACE_KEYS, LOOKALIKES
+from itemshot.renderer.adapters import load_dataset
+from itemshot.renderer.items import Item
+from itemshot.renderer.manifest import MANIFEST
+from itemshot.renderer.presentation import SCENE_COLORS
+from itemshot.renderer.presets import (
     CAPTURE_PRESETS,
     JMMMU_CAPTURES,
     JMMMU_FONT_LOOKS,

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from degradations import PRESETS, replay
-from renderer.output import read_jsonl
-from renderer.presentation import CAPTURES
-from renderer.records import Layout
+from itemshot.degradations import PRESETS, replay
+from itemshot.renderer.output import read_jsonl
+from itemshot.renderer.presentation import CAPTURES
+from itemshot.renderer.records import Layout
 from tests.conftest import SAMPLE_DATA, run_cli
 
 

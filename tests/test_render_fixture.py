@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from renderer.adapters import load_dataset
-from renderer.output import read_jsonl
+from itemshot.renderer.adapters import load_dataset
+from itemshot.renderer.output import read_jsonl
 from tests.conftest import run_cli
 
 SCENES = ("exam_sheet", "whiteboard", "webpage", "tv_quiz")

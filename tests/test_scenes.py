@@ -18,10 +18,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from renderer.adapters import load_dataset
-from renderer.jobs import JobRequest, plan
-from renderer.pipeline import MANIFEST, RunSettings, run_jobs
-from renderer.presentation import (
+from itemshot.pipeline import RunSettings, run_jobs
+from itemshot.renderer.adapters import load_dataset
+from itemshot.renderer.jobs import JobRequest, plan
+from itemshot.renderer.manifest import MANIFEST
+from itemshot.renderer.presentation import (
     ASPECTS,
     FONT_STYLES,
     MARGINS,

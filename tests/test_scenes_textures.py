@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from backgrounds.scene_textures import KINDS, TEXTURE_NAMES, texture_array, texture_file
-from renderer.assets import AssetNotAllowed, static_asset
+from itemshot.backgrounds.scene_textures import texture_array
+from itemshot.backgrounds.texture_names import KINDS, TEXTURE_NAMES, texture_file
+from itemshot.renderer.assets import AssetNotAllowed, static_asset
 
 
 def test_each_kind_has_three_distinct_deterministic_variants() -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from factorial.commands import register
-from factorial.parsers import coerce_options
-from factorial.parsers_strict import parse_strict
+from itemshot.cli.analysis import register
+from itemshot.factorial.parsers import coerce_options
+from itemshot.factorial.parsers_strict import parse_strict
 
 OUTPUTS = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures" / "mmmu-pro-outputs"
 

@@ -8,7 +8,7 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from factorial.stats import (
+from itemshot.factorial.stats import (
     INTERACTION,
     ablation_effects,
     accuracy,

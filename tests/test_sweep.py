@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from factorial.sweep import read_manifest
-from renderer.cli import main
-from renderer.output import read_jsonl
+from itemshot.cli import main
+from itemshot.factorial.sweep import read_manifest
+from itemshot.renderer.output import read_jsonl
 
 ROOT = Path(__file__).resolve().parent.parent
 MIX = ROOT.parent / "shared" / "fixtures" / "mmmu-pro-mix" / "mix_data.jsonl"

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from renderer.adapters import load_dataset
-from renderer.jobs import JobRequest, plan
-from renderer.pipeline import RunSettings, run_jobs
-from renderer.presentation import PresentationSpec
-from verify import defects
-from verify.pool import run_all
-from verify.regions import verify_image
+from itemshot.pipeline import RunSettings, run_jobs
+from itemshot.renderer.adapters import load_dataset
+from itemshot.renderer.jobs import JobRequest, plan
+from itemshot.renderer.presentation import PresentationSpec
+from itemshot.verify import defects
+from itemshot.verify.pool import run_all
+from itemshot.verify.regions import verify_image
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "mmmu-pro-tool"
 SCENES = ("exam_sheet", "whiteboard", "webpage", "tv_quiz")

@@ -16,18 +16,18 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from degradations import capture
-from renderer.adapters import load_dataset
-from renderer.items import Item
-from renderer.jobs import JobRequest, plan
-from renderer.pipeline import RunSettings, run_jobs
-from renderer.presentation import PresentationSpec
-from renderer.records import Layout, quad_bounds
+from itemshot.degradations import capture
+from itemshot.pipeline import RunSettings, run_jobs
+from itemshot.renderer.adapters import load_dataset
+from itemshot.renderer.items import Item
+from itemshot.renderer.jobs import JobRequest, plan
+from itemshot.renderer.presentation import PresentationSpec
+from itemshot.renderer.records import Layout, quad_bounds
+from itemshot.verify.figure_search import FigureSearch, tile_score
+from itemshot.verify.figures import decode_figure
+from itemshot.verify.pool import run_all
+from itemshot.verify.thresholds import DEFAULT_THRESHOLDS
 from tests.conftest import SAMPLE_DATA
-from verify.figure_search import FigureSearch, tile_score
-from verify.figures import decode_figure
-from verify.pool import run_all
-from verify.thresholds import DEFAULT_THRESHOLDS
 
 pytestmark = pytest.mark.slow
 SCENES = ("exam_sheet", "whiteboard", "tv_quiz")

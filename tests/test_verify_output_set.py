@@ -11,12 +11,12 @@ import pytest
 from conftest import SAMPLE_DATA, TOOL_DATA, run_cli
 from PIL import Image
 
-from renderer.adapters import load_dataset
-from renderer.jobs import JobRequest, plan
-from renderer.pipeline import RunSettings, run_jobs
-from renderer.presentation import PresentationSpec
-from renderer.records import Layout
-from verify import verify_output_set
+from itemshot.pipeline import RunSettings, run_jobs
+from itemshot.renderer.adapters import load_dataset
+from itemshot.renderer.jobs import JobRequest, plan
+from itemshot.renderer.presentation import PresentationSpec
+from itemshot.renderer.records import Layout
+from itemshot.verify import verify_output_set
 
 pytestmark = pytest.mark.slow
 SCENES = ("exam_sheet", "tv_quiz")

@@ -7,24 +7,24 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from renderer.items import Item
-from verify.align import best_window
-from verify.contrast import css_contrast, pixel_contrast
-from verify.expected import options, stem
-from verify.fonts import font_facts, uncovered
-from verify.labels import split_label
-from verify.report import audit_html, diff_html
-from verify.text import accuracy, missing_ends, normalise, ocr_accuracy, word_recall
-from verify.thresholds import DEFAULT_THRESHOLDS
-from verify.tokens import (
+from itemshot.renderer.items import Item
+from itemshot.verify.align import best_window
+from itemshot.verify.contrast import css_contrast, pixel_contrast
+from itemshot.verify.expected import options, stem
+from itemshot.verify.fonts import font_facts, uncovered
+from itemshot.verify.labels import split_label
+from itemshot.verify.report import audit_html, diff_html
+from itemshot.verify.text import accuracy, missing_ends, normalise, ocr_accuracy, word_recall
+from itemshot.verify.thresholds import DEFAULT_THRESHOLDS
+from itemshot.verify.tokens import (
     formula_numbers,
     missing_formula_numbers,
     missing_numbers,
     missing_units,
     short_option_found,
 )
-from verify.verdicts import Reason, RegionScore, verdict
-from verify.whole_image import _align, _without_references
+from itemshot.verify.verdicts import Reason, RegionScore, verdict
+from itemshot.verify.whole_image import _align, _without_references
 
 
 def test_normalise_folds_width_quotes_dashes_spaces_and_cjk_spacing() -> None:

@@ -19,15 +19,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image
 
-from renderer.adapters import load_dataset
-from renderer.items import LETTERS, Item
-from renderer.jobs import JobRequest, plan
-from renderer.pipeline import RunSettings, run_jobs
-from renderer.presentation import PresentationSpec
-from renderer.records import Layout
+from itemshot.pipeline import RunSettings, run_jobs
+from itemshot.renderer.adapters import load_dataset
+from itemshot.renderer.items import LETTERS, Item
+from itemshot.renderer.jobs import JobRequest, plan
+from itemshot.renderer.presentation import PresentationSpec
+from itemshot.renderer.records import Layout
+from itemshot.verify.labels import word_label
+from itemshot.verify.whole_image import audit_image, remove_frames
 from tests.conftest import SAMPLE_DATA
-from verify.labels import word_label
-from verify.whole_image import audit_image, remove_frames
 
 CASES = (  # (item, scene): what each one exercises
     ("en-bakery-long", "exam_sheet"),  # ten options, option C wraps onto a second line

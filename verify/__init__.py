@@ -10,11 +10,25 @@ Public surface:
 - `audit_images(images_dir, dataset, match=...)` audits a folder of external images.
 """
 
-from verify.external import audit_image, audit_images
-from verify.output_set import AuditSummary, verify_output_set
-from verify.regions import verify_image
-from verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
-from verify.verdicts import REASON_CODES, Reason, RegionScore, Verdict
+from __future__ import annotations
+
+from itemshot.lazy import lazy_exports
+
+# Public name -> module; imported on first use so that importing one small module
+# of this package (a constant, a record) does not load OpenCV, SciPy or tesseract.
+_EXPORTS = {
+    "AuditSummary": "itemshot.verify.output_set",
+    "DEFAULT_THRESHOLDS": "itemshot.verify.thresholds",
+    "REASON_CODES": "itemshot.verify.verdicts",
+    "Reason": "itemshot.verify.verdicts",
+    "RegionScore": "itemshot.verify.verdicts",
+    "Thresholds": "itemshot.verify.thresholds",
+    "Verdict": "itemshot.verify.verdicts",
+    "audit_image": "itemshot.verify.external",
+    "audit_images": "itemshot.verify.external",
+    "verify_image": "itemshot.verify.regions",
+    "verify_output_set": "itemshot.verify.output_set",
+}
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
@@ -29,3 +43,6 @@ __all__ = [
     "verify_image",
     "verify_output_set",
 ]
+
+
+__getattr__ = lazy_exports(__name__, _EXPORTS)

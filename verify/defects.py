@@ -14,9 +14,9 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from renderer.items import Item
-from renderer.records import Layout, Region, quad_bounds
-from verify.images import load_rgb
+from itemshot.renderer.items import Item
+from itemshot.renderer.records import Layout, Region, quad_bounds
+from itemshot.verify.images import load_rgb
 
 KINDS = (
     "option_removed",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from renderer.items import LETTERS, Item
-from renderer.markup import FigureRef, Math, Text, is_only_figures, parse_inline
+from itemshot.renderer.items import LETTERS, Item
+from itemshot.renderer.markup import FigureRef, Math, Text, is_only_figures, parse_inline
 
 # How the renderer writes an `<image N>` reference, by item language.
 FIGURE_WORDS = {"en": "Figure {n}", "ja": "図{n}"}
@@ -14,7 +14,7 @@ FIGURE_WORDS = {"en": "Figure {n}", "ja": "図{n}"}
 def figure_word(language: str) -> str:
     """Return the renderer's figure-reference pattern for a language (from its page words)."""
     try:
-        from renderer.page import words_for
+        from itemshot.renderer.page import words_for
     except ImportError:
         return FIGURE_WORDS.get(language.split("-")[0], FIGURE_WORDS["en"])
     return words_for(language)["figure"]

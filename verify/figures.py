@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from verify.crops import gray
+from itemshot.verify.crops import gray
 
 SHIFT = 6  # px of slack around the region for template matching
 BLANK_FIGURE_STD = 6.0  # grey-level spread under which a figure box counts as empty

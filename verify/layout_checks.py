@@ -7,14 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from renderer.items import Item
-from renderer.records import Layout, Region, quad_bounds
-from verify import expected as source
-from verify.contrast import css_contrast, pixel_contrast
-from verify.crops import paint_quads, quad_size, rectify
-from verify.fonts import DEFAULT_X_HEIGHT, font_facts, uncovered
-from verify.thresholds import Thresholds
-from verify.verdicts import Reason
+from itemshot.renderer.items import Item
+from itemshot.renderer.records import Layout, Region, quad_bounds
+from itemshot.verify import expected as source
+from itemshot.verify.contrast import css_contrast, pixel_contrast
+from itemshot.verify.crops import paint_quads, quad_size, rectify
+from itemshot.verify.fonts import DEFAULT_X_HEIGHT, font_facts, uncovered
+from itemshot.verify.thresholds import Thresholds
+from itemshot.verify.verdicts import Reason
 
 CLIP_TOLERANCE = 1.0  # px
 MATH_FONT_PREFIX = "katex_"

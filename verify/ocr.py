@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytesseract
 
-from verify.text import has_cjk
+from itemshot.verify.text import has_cjk
 
 GAP = 48  # blank px between stacked crops: tesseract never joins lines across it
 MARGIN = 16

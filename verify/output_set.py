@@ -10,18 +10,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from renderer.adapters.figures import decode_figure
-from renderer.items import LETTERS, Item, relative_to_root
-from renderer.output import atomic_write_json, read_jsonl, write_jsonl
-from renderer.records import Layout
-from verify.images import load_rgb
-from verify.pool import run_all
-from verify.regions import verify_image
-from verify.report import write_reports
-from verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
-from verify.verdicts import Reason, Verdict, verdict
-
-MANIFEST = "manifest.jsonl"
+from itemshot.renderer.adapters.figures import decode_figure
+from itemshot.renderer.items import LETTERS, Item, relative_to_root
+from itemshot.renderer.manifest import MANIFEST
+from itemshot.renderer.output import atomic_write_json, read_jsonl, write_jsonl
+from itemshot.renderer.records import Layout
+from itemshot.verify.images import load_rgb
+from itemshot.verify.pool import run_all
+from itemshot.verify.regions import verify_image
+from itemshot.verify.report import write_reports
+from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from itemshot.verify.verdicts import Reason, Verdict, verdict
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 import pytesseract
 
-from renderer.items import Item
-from renderer.records import Layout, Region
-from verify import expected as source
-from verify.crops import (
+from itemshot.renderer.items import Item
+from itemshot.renderer.records import Layout, Region
+from itemshot.verify import expected as source
+from itemshot.verify.crops import (
     clean_text_crop,
     gray,
     is_axis_aligned,
@@ -21,8 +21,8 @@ from verify.crops import (
     rectify,
     scaled,
 )
-from verify.expected import Field
-from verify.figures import (
+from itemshot.verify.expected import Field
+from itemshot.verify.figures import (
     BLANK_FIGURE_STD,
     SHIFT,
     decode_figure,
@@ -30,12 +30,12 @@ from verify.figures import (
     figure_content,
     template_score,
 )
-from verify.layout_checks import final_font_px, layout_reasons
-from verify.ocr import join_words, language_for, ocr_stacked, words
-from verify.scoring import FieldResult, score_option, score_stem
-from verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
-from verify.tokens import is_short
-from verify.verdicts import Reason, RegionScore, Verdict, verdict
+from itemshot.verify.layout_checks import final_font_px, layout_reasons
+from itemshot.verify.ocr import join_words, language_for, ocr_stacked, words
+from itemshot.verify.scoring import FieldResult, score_option, score_stem
+from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from itemshot.verify.tokens import is_short
+from itemshot.verify.verdicts import Reason, RegionScore, Verdict, verdict
 
 TARGET_FONT_PX = 22.0  # tesseract reads best around this size
 # Tried in turn on a region that failed at the normal scale: (scale for 20 px text, binarise).

@@ -9,10 +9,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from renderer.output import atomic_write, atomic_write_json
-from verify.text import normalise
-from verify.thresholds import Thresholds
-from verify.verdicts import REASON_CODES, Verdict
+from itemshot.renderer.output import atomic_write, atomic_write_json
+from itemshot.verify.text import normalise
+from itemshot.verify.thresholds import Thresholds
+from itemshot.verify.verdicts import REASON_CODES, Verdict
 
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#111}

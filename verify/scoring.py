@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from verify.expected import Field
-from verify.labels import same_letter, split_label
-from verify.text import missing_ends, ocr_accuracy, word_recall
-from verify.thresholds import Thresholds
-from verify.tokens import is_short, missing_numbers, missing_units, short_option_found
-from verify.verdicts import Reason, RegionScore
+from itemshot.verify.expected import Field
+from itemshot.verify.labels import same_letter, split_label
+from itemshot.verify.text import missing_ends, ocr_accuracy, word_recall
+from itemshot.verify.thresholds import Thresholds
+from itemshot.verify.tokens import is_short, missing_numbers, missing_units, short_option_found
+from itemshot.verify.verdicts import Reason, RegionScore
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from verify.text import compact, normalise
+from itemshot.verify.text import compact, normalise
 
 # A number: optional sign, digits with thousands separators or decimals.
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?")

@@ -21,24 +21,24 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from renderer.items import LETTERS, Item
-from verify import expected as source
-from verify.align import best_window
-from verify.crops import gray
-from verify.figure_search import FigureSearch
-from verify.figures import decode_figure
-from verify.labels import word_label
-from verify.ocr import Word, language_for, words
-from verify.scoring import score_stem
-from verify.text import compact, normalise, ocr_accuracy
-from verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
-from verify.tokens import (
+from itemshot.renderer.items import LETTERS, Item
+from itemshot.verify import expected as source
+from itemshot.verify.align import best_window
+from itemshot.verify.crops import gray
+from itemshot.verify.figure_search import FigureSearch
+from itemshot.verify.figures import decode_figure
+from itemshot.verify.labels import word_label
+from itemshot.verify.ocr import Word, language_for, words
+from itemshot.verify.scoring import score_stem
+from itemshot.verify.text import compact, normalise, ocr_accuracy
+from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from itemshot.verify.tokens import (
     is_short,
     missing_formula_numbers,
     missing_numbers,
     short_option_found,
 )
-from verify.verdicts import Reason, RegionScore, Verdict, verdict
+from itemshot.verify.verdicts import Reason, RegionScore, Verdict, verdict
 
 # Letters OCR reads in place of a label letter; used when labels are assigned in sequence.
 _LOOKALIKE = {

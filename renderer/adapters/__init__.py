@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from renderer.adapters.build import MISSING_POLICIES, RawItem, build_item
-from renderer.adapters.formats import (
+from itemshot.renderer.adapters.build import MISSING_POLICIES, RawItem, build_item
+from itemshot.renderer.adapters.formats import (
     FORMATS,
     ColumnMapping,
     DatasetError,
     detect_format,
+    detect_row_format,
     read_rows,
     to_raw_item,
 )
-from renderer.items import Item, ItemError
+from itemshot.renderer.items import Item, ItemError
 
 __all__ = [
     "FORMATS",
@@ -25,6 +28,7 @@ __all__ = [
     "RawItem",
     "build_item",
     "load_dataset",
+    "load_rows",
 ]
 
 
@@ -63,22 +67,50 @@ def load_dataset(
     path = Path(path)
     if not path.is_file():
         raise DatasetError(f"dataset file {str(path)!r} not found")
+    return load_rows(
+        read_rows(path),
+        root=path.parent,
+        format=format or detect_format(path),
+        mapping=mapping,
+        missing_images=missing_images,
+        limit=limit,
+        source=path,
+    )
+
+
+def load_rows(
+    rows: Iterable[Mapping[str, Any]],
+    *,
+    root: str | Path = ".",
+    format: str | None = None,
+    mapping: ColumnMapping | None = None,
+    missing_images: str = "fail",
+    limit: int | None = None,
+    source: str | Path = "<rows>",
+) -> Dataset:
+    """Read rows already in memory (dicts, as a file's lines would be) into Items.
+
+    Figure paths resolve against `root` and may not leave it. The format is
+    detected from the first row unless given.
+    """
     if missing_images not in MISSING_POLICIES:
         raise DatasetError(f"--missing-images must be one of {', '.join(MISSING_POLICIES)}")
-    fmt = format or detect_format(path)
-    if fmt not in FORMATS:
-        raise DatasetError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
+    if format is None:
+        rows = list(rows)
+        format = detect_row_format(next((r for r in rows if "__error__" not in r), {}))
+    if format not in FORMATS:
+        raise DatasetError(f"unknown format {format!r}; known: {', '.join(FORMATS)}")
     mapping = mapping or ColumnMapping()
-    root = path.parent
+    root = Path(root)
     entries: list[Item | ItemError] = []
     seen_ids: set[str] = set()
-    for line, row in enumerate(read_rows(path), start=1):
+    for line, row in enumerate(rows, start=1):
         if limit is not None and len(entries) >= limit:
             break
         if "__error__" in row:
             entries.append(ItemError(str(line), "row", row["__error__"]))
             continue
-        raw = to_raw_item(fmt, row, line, mapping)
+        raw = to_raw_item(format, row, line, mapping)
         if raw.id in seen_ids:
             entries.append(ItemError(raw.id, "id", f"duplicate id (row {line})"))
             continue
@@ -87,4 +119,4 @@ def load_dataset(
             entries.append(build_item(raw, root, missing_images))
         except ItemError as error:
             entries.append(error)
-    return Dataset(path=path, format=fmt, entries=tuple(entries))
+    return Dataset(path=Path(source), format=format, entries=tuple(entries))

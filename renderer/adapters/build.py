@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from renderer.adapters.figures import FigureProblem, decode_figure, read_figure_file
-from renderer.items import IMAGE_TAG, LETTERS, MAX_OPTIONS, Figure, Item, ItemError
+from itemshot.renderer.adapters.figures import FigureProblem, decode_figure, read_figure_file
+from itemshot.renderer.items import IMAGE_TAG, LETTERS, MAX_OPTIONS, Figure, Item, ItemError
 
 MAX_QUESTION_CHARS = 10_000
 MAX_OPTION_CHARS = 2_000

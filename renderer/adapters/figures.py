@@ -7,7 +7,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from renderer.items import Figure, relative_to_root
+from itemshot.renderer.items import Figure, relative_to_root
 
 MAX_FIGURE_BYTES = 40 * 1024 * 1024
 MAX_FIGURE_PIXELS = 40_000_000

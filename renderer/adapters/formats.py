@@ -10,10 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
-from renderer.adapters.build import RawItem
-from renderer.items import LETTERS
+from itemshot.renderer.adapters.build import RawItem
+from itemshot.renderer.items import LETTERS
 
 FORMATS = ("mmmu_hf", "mmmu_pro_tool", "mmmu_pro_mix", "generic")
 MAX_IMAGE_COLUMNS = 7
@@ -69,18 +67,24 @@ def detect_format(path: Path) -> str:
     """Return the adapter name that fits the file, by extension and first row's columns."""
     suffix = path.suffix.lower()
     if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
         columns = set(pq.read_schema(path).names)
         return "mmmu_hf" if {"question", "options", "answer", "image_1"} <= columns else "generic"
     if suffix in (".jsonl", ".json"):
-        first = _first_json_row(path)
-        if {"shuffled_options", "shuffled_options_answer", "options"} <= set(first):
-            return "mmmu_pro_mix"
-        if "question" in first and isinstance(first.get("options"), list):
-            return "mmmu_pro_tool"
-        return "generic"
+        return detect_row_format(_first_json_row(path))
     if suffix in (".csv", ".tsv"):
         return "generic"
     raise DatasetError(f"cannot tell the format of {path.name!r}; pass --format")
+
+
+def detect_row_format(first: Mapping[str, Any]) -> str:
+    """Return the adapter name that fits JSON-like rows, judged by the first row's fields."""
+    if {"shuffled_options", "shuffled_options_answer", "options"} <= set(first):
+        return "mmmu_pro_mix"
+    if "question" in first and isinstance(first.get("options"), list):
+        return "mmmu_pro_tool"
+    return "generic"
 
 
 def read_rows(path: Path) -> Iterator[dict[str, Any]]:
@@ -103,6 +107,8 @@ def read_rows(path: Path) -> Iterator[dict[str, Any]]:
         with path.open(encoding="utf-8", newline="") as handle:
             yield from csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
     elif suffix == ".parquet":
+        import pyarrow.parquet as pq
+
         table = pq.read_table(path)
         for batch in table.to_batches(max_chunksize=256):
             yield from batch.to_pylist()

@@ -1,6 +1,6 @@
 """Regenerate the embedded sample dataset: figures drawn with PIL, items in JSONL.
 
-Run `python -m renderer.sample.make_sample` after editing; the outputs are
+Run `python -m itemshot.renderer.sample.make_sample` after editing; the outputs are
 committed so the demo needs nothing but this package.
 """
 

@@ -5,12 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from degradations.capture import Captured, capture_layout
-from degradations.presets import PRESETS, SEVERITIES
-from renderer.output import atomic_write
-from renderer.records import Layout
+from itemshot.renderer.output import atomic_write
+from itemshot.renderer.presentation import CAPTURES, SEVERITIES
+from itemshot.renderer.records import Layout
+
+if TYPE_CHECKING:
+    from itemshot.degradations import Captured
+
+PRESETS = tuple(name for name in CAPTURES if name != "none")
 
 
 def write_captured(captured: Captured, layout: Layout, image_path: Path) -> Path:
@@ -43,6 +47,8 @@ def register(subparsers: Any) -> None:
 
 def cmd_capture(args: argparse.Namespace) -> int:
     """Run `itemshot capture`."""
+    from itemshot.degradations import capture_layout
+
     try:
         record = json.loads(args.layout.read_text(encoding="utf-8"))
         layout = Layout.from_dict(record.get("layout", record))

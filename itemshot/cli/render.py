@@ -1,28 +1,20 @@
-"""`itemshot render`, `itemshot demo` and `itemshot sheet`."""
+"""`itemshot render`, `itemshot demo` and `itemshot sheet`: flags in, `itemshot.render` out."""
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
-import sys
-from collections.abc import Callable
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from renderer.adapters import FORMATS, ColumnMapping, DatasetError, load_dataset
-from renderer.contact_sheet import contact_sheet
-from renderer.items import ItemError
-from renderer.jobs import JobRequest, plan
-from renderer.nanobanana_run import add_generative_flags, run_generative
-from renderer.output import read_jsonl
-from renderer.pipeline import MANIFEST, RunSettings, RunSummary, run_jobs
-from renderer.presentation import (
+from itemshot.api import EXIT_OK, EXIT_SOME_FAILED, EXIT_UNVERIFIED, EXIT_USAGE, RunResult
+from itemshot.renderer.adapters.formats import FORMATS
+from itemshot.renderer.backends.nanobanana.settings import DEFAULT_MODEL, BatchSettings
+from itemshot.renderer.manifest import MANIFEST
+from itemshot.renderer.presentation import (
     ASPECTS,
     CAPTURES,
     COLORS,
@@ -33,15 +25,10 @@ from renderer.presentation import (
     SCENES,
     SEVERITIES,
     PresentationError,
-    PresentationSpec,
 )
-from renderer.presets import PRESETS, preset_choice
-from verify import AuditSummary, verify_output_set
+from itemshot.renderer.presets import PRESET_NAMES
 
-EXIT_OK = 0
-EXIT_USAGE = 2
-EXIT_SOME_FAILED = 3
-EXIT_UNVERIFIED = 4
+BACKENDS = ("chromium", "nanobanana", "hybrid")
 
 PRESENTATION_FLAGS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "scene": ("scene (layout)", SCENES),
@@ -57,7 +44,7 @@ PRESENTATION_FLAGS: dict[str, tuple[str, tuple[str, ...] | None]] = {
 
 
 def register(subparsers: Any) -> None:
-    """Add the renderer's subcommands to the `itemshot` parser."""
+    """Add the render, demo and sheet subcommands to the `itemshot` parser."""
     render = subparsers.add_parser(
         "render",
         help="render a dataset as vision-only images",
@@ -76,7 +63,7 @@ def register(subparsers: Any) -> None:
     add_presentation_flags(render)
     render.add_argument(
         "--preset",
-        choices=tuple(PRESETS),
+        choices=PRESET_NAMES,
         default=None,
         help="choose each item's presentation by a named preset (instead of the flags above)",
     )
@@ -146,9 +133,51 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def presentation_specs(args: argparse.Namespace) -> list[PresentationSpec]:
-    """Return one spec per combination of the comma-separated presentation flag values."""
-    axes: list[list[tuple[str, Any]]] = []
+def add_generative_flags(parser: argparse.ArgumentParser) -> None:
+    """Add the backend flags (`--backend`, `--api-base`, `--model`, `--attempts`, …)."""
+    group = parser.add_argument_group("generative backends (nanobanana, hybrid)")
+    group.add_argument("--backend", choices=BACKENDS, default="chromium", help="image backend")
+    group.add_argument(
+        "--api-base",
+        default=None,
+        help="Gemini API base URL (default: GOOGLE_GEMINI_BASE_URL, else the SDK's)",
+    )
+    group.add_argument("--model", default=DEFAULT_MODEL, help=f"model id (default {DEFAULT_MODEL})")
+    group.add_argument(
+        "--attempts", type=int, default=3, help="generations per item before the fallback"
+    )
+    group.add_argument(
+        "--dry-run", action="store_true", help="print calls and estimated cost; send nothing"
+    )
+    group.add_argument("--concurrency", type=int, default=4, help="requests in flight")
+    group.add_argument("--rpm", type=float, default=60.0, help="requests per minute (0: no limit)")
+    group.add_argument("--max-retries", type=int, default=5, help="retries of 408/429/5xx")
+    group.add_argument("--backoff-base", type=float, default=2.0, help="first backoff (s)")
+    group.add_argument("--timeout", type=float, default=180.0, help="seconds per request")
+    group.add_argument("--cache", type=Path, default=None, help="response cache (OUT/.cache)")
+    group.add_argument("--price-table", type=Path, default=None, help="JSON price table")
+    group.add_argument(
+        "--batch",
+        action="store_true",
+        help="send each round of requests as one Batch API job (batch prices; slower)",
+    )
+    group.add_argument(
+        "--poll-interval",
+        type=float,
+        default=BatchSettings.poll_interval,
+        help=f"seconds between polls of a batch job (default {BatchSettings.poll_interval:g})",
+    )
+    group.add_argument(
+        "--batch-timeout",
+        type=float,
+        default=BatchSettings.timeout,
+        help="seconds to wait for a batch job before cancelling it (default 48 h)",
+    )
+
+
+def presentation_levels(args: argparse.Namespace) -> dict[str, Any]:
+    """Return the presentation flags as API levels: a value, or a list for a comma list."""
+    levels: dict[str, Any] = {}
     for name in PRESENTATION_FLAGS:
         raw = getattr(args, name, None)
         if raw is None:
@@ -162,15 +191,14 @@ def presentation_specs(args: argparse.Namespace) -> list[PresentationSpec]:
                 values.append(int(part))
             else:
                 values.append(part)
-        axes.append([(name, v) for v in values])
-    specs = [PresentationSpec(**dict(combo)) for combo in itertools.product(*axes)]
-    for spec in specs:
-        spec.check()
-    return specs
+        levels[name] = values if len(values) > 1 else values[0]
+    return levels
 
 
-def column_mapping(pairs: list[str]) -> ColumnMapping | None:
+def column_mapping(pairs: list[str]) -> dict[str, str] | None:
     """Return the generic column mapping given as FIELD=COLUMN pairs (None when empty)."""
+    from itemshot.renderer.adapters import DatasetError
+
     if not pairs:
         return None
     parsed: dict[str, str] = {}
@@ -179,116 +207,113 @@ def column_mapping(pairs: list[str]) -> ColumnMapping | None:
             raise DatasetError(f"--map takes FIELD=COLUMN, not {pair!r}")
         key, value = pair.split("=", 1)
         parsed[key.strip()] = value.strip()
-    return ColumnMapping.from_pairs(parsed)
+    return parsed
+
+
+def generative_options(args: argparse.Namespace) -> Any:
+    """Return the `GenerativeOptions` of `itemshot render --backend nanobanana|hybrid` flags."""
+    from itemshot.generative.run import GenerativeOptions
+    from itemshot.renderer.backends.nanobanana.cost import PriceTable
+    from itemshot.renderer.backends.nanobanana.settings import ClientSettings
+
+    client = ClientSettings(
+        model=args.model,
+        api_base=args.api_base,
+        concurrency=max(1, args.concurrency),
+        requests_per_minute=args.rpm,
+        max_retries=max(0, args.max_retries),
+        backoff_base=args.backoff_base,
+        timeout=args.timeout,
+        jitter_seed=args.seed,
+    )
+    batch = None
+    if args.batch:
+        batch = BatchSettings(
+            poll_interval=max(0.0, args.poll_interval), timeout=args.batch_timeout
+        )
+    return GenerativeOptions(
+        backend=args.backend,
+        client=client,
+        attempts=max(1, args.attempts),
+        batch=batch,
+        cache=args.cache,
+        prices=PriceTable.from_json(args.price_table) if args.price_table else PriceTable(),
+        workers=max(1, args.workers),
+        verify_fallback=not args.no_verify,
+        seed=args.seed,
+    )
 
 
 def cmd_render(args: argparse.Namespace) -> int:
     """Render a dataset; print a summary; return the documented exit status."""
+    import itemshot
+    from itemshot.renderer.adapters import DatasetError
+
     console = Console(stderr=True)
     try:
-        specs = presentation_specs(args)
-        preset = getattr(args, "preset", None)
-        if preset and any(getattr(args, name, None) is not None for name in PRESENTATION_FLAGS):
+        levels = presentation_levels(args)
+        if args.preset and levels:
             raise PresentationError("preset", "--preset replaces the presentation flags")
-        dataset = load_dataset(
+        items = itemshot.load(
             args.dataset,
             format=args.format,
             mapping=column_mapping(args.map),
             missing_images=args.missing_images,
             limit=args.limit,
         )
+        requests = itemshot.api.requests_for(
+            items, itemshot.api.presentation_specs(**levels), preset=args.preset, seed=args.seed
+        )
     except (DatasetError, PresentationError) as error:
         console.print(f"[red]error:[/red] {error}")
         return EXIT_USAGE
-    requests: list[JobRequest | ItemError] = []
-    for entry in dataset.entries:
-        if isinstance(entry, ItemError):
-            requests.append(entry)
-        elif preset:
-            try:
-                choice = preset_choice(preset, entry, args.seed)
-            except ItemError as error:
-                requests.append(error)
-                continue
-            requests.append(JobRequest(entry, choice.spec, choice.condition))
-        else:
-            requests.extend(JobRequest(entry, spec) for spec in specs)
-    if getattr(args, "backend", "chromium") != "chromium":
-        return run_generative(requests, args, console)
-    return execute(requests, args, console, f"{dataset.path.name} ({dataset.format})")
+    if args.backend != "chromium":
+        return _render_generative(requests, args, console)
+    result = itemshot.render(
+        requests,
+        args.out,
+        seed=args.seed,
+        workers=args.workers,
+        verify=not args.no_verify,
+        progress=not args.no_progress,
+        on_event=_printer(args.events),
+        console=console,
+    )
+    print_run(console, result, f"{args.dataset.name} ({items.format})")
+    return result.status
 
 
-def execute(
-    requests: list[JobRequest | ItemError],
-    args: argparse.Namespace,
-    console: Console,
-    title: str,
-) -> int:
-    """Plan, run and verify with progress bars, print the summaries, return the exit status."""
-    planned = plan(requests, args.seed)
-    settings = RunSettings(workers=max(1, args.workers))
-    with _progress(console, len(planned), hidden=args.no_progress) as advance:
+def _render_generative(requests: list[Any], args: argparse.Namespace, console: Console) -> int:
+    """Run the nanobanana or hybrid backend from the command line; return the exit status."""
+    from itemshot.generative.run import estimate_generative, render_generative
+    from itemshot.renderer.backends.nanobanana.settings import MissingApiKey
 
-        def on_event(event: dict[str, Any]) -> None:
-            advance()
-            if args.events:
-                print(json.dumps({k: event[k] for k in ("event", "item_id")}), flush=True)
-
-        summary = run_jobs(planned, args.out, settings, on_event)
-    print_summary(console, summary, args.out, title)
-    status = EXIT_SOME_FAILED if summary.failed else EXIT_OK
-    if getattr(args, "no_verify", False) or summary.rendered + summary.skipped == 0:
-        return status
-    items = {r.item.id: r.item for r in requests if isinstance(r, JobRequest)}
-    with _progress(
-        console, summary.rendered + summary.skipped, args.no_progress, "verifying"
-    ) as tick:
-        audit = verify_output_set(
-            args.out, items=list(items.values()), workers=max(1, args.workers), on_progress=tick
-        )
-    print_audit(console, audit)
-    return EXIT_UNVERIFIED if status == EXIT_OK and audit.failed else status
+    options = generative_options(args)
+    if args.dry_run:
+        print(estimate_generative(requests, Path(args.out), options).line(), flush=True)
+        return EXIT_OK
+    try:
+        result = render_generative(requests, Path(args.out), options, console=console)
+    except MissingApiKey as error:
+        console.print(f"[red]error:[/red] {error}")
+        return EXIT_USAGE
+    return result.status
 
 
-def print_audit(console: Console, audit: AuditSummary) -> None:
-    """Print the verification counts and where the audit report is."""
-    line = f"verified {audit.total} images: {audit.passed} passed, {audit.failed} failed"
-    if audit.by_reason:
-        reasons = ", ".join(f"{k} {v}" for k, v in sorted(audit.by_reason.items()))
-        line += f" ({reasons})"
-    console.print(line)
-    if audit.report_html:
-        console.print(f"audit report: {audit.report_html}")
+def _printer(events: bool) -> Any:
+    if not events:
+        return None
+
+    def emit(event: dict[str, Any]) -> None:
+        print(json.dumps({k: event[k] for k in ("event", "item_id")}), flush=True)
+
+    return emit
 
 
-class _progress:
-    """A rich progress bar as a context manager that yields an `advance()` callable."""
-
-    def __init__(
-        self, console: Console, total: int, hidden: bool, label: str = "rendering"
-    ) -> None:
-        self.progress = Progress(
-            TextColumn(label),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeRemainingColumn(),
-            console=console,
-            disable=hidden,
-            transient=True,
-        )
-        self.total = total
-
-    def __enter__(self) -> Callable[[], None]:
-        self.progress.start()
-        task = self.progress.add_task("render", total=self.total)
-        return lambda: self.progress.advance(task)
-
-    def __exit__(self, *exc: object) -> None:
-        self.progress.stop()
-
-
-def print_summary(console: Console, summary: RunSummary, out: Path, title: str) -> None:
-    """Print the one-screen summary of a run."""
+def print_run(console: Console, result: RunResult, title: str) -> None:
+    """Print the render summary, the failures by reason and the audit counts of a run."""
+    summary = result.render
+    assert summary is not None
     table = Table(title=f"itemshot render — {title}", show_header=False, title_justify="left")
     table.add_row("jobs", str(summary.total))
     table.add_row("rendered", str(summary.rendered))
@@ -296,7 +321,7 @@ def print_summary(console: Console, summary: RunSummary, out: Path, title: str) 
     table.add_row("failed", f"[red]{summary.failed}[/red]" if summary.failed else "0")
     table.add_row("time", f"{summary.seconds:.1f} s")
     table.add_row("throughput", f"{summary.images_per_second:.2f} images/s")
-    table.add_row("output", f"{out / MANIFEST}")
+    table.add_row("output", f"{result.out / MANIFEST}")
     console.print(table)
     if summary.failures:
         reasons = Table(title="failures by reason", title_justify="left")
@@ -307,32 +332,41 @@ def print_summary(console: Console, summary: RunSummary, out: Path, title: str) 
             example = next(f for f in summary.failed_items if f["reason"] == reason)
             reasons.add_row(reason, str(count), f"{example['item_id']}: {example['message']}"[:110])
         console.print(reasons)
+    audit = result.audit
+    if audit is not None:
+        line = f"verified {audit.total} images: {audit.passed} passed, {audit.failed} failed"
+        if audit.by_reason:
+            counts = ", ".join(f"{k} {v}" for k, v in sorted(audit.by_reason.items()))
+            line += f" ({counts})"
+        console.print(line)
+        if audit.report_html:
+            console.print(f"audit report: {audit.report_html}")
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Render the embedded sample dataset in every scene and write a contact sheet."""
+    import itemshot
+    from itemshot.contact_sheet import contact_sheet
+    from itemshot.renderer.items import ItemError
+    from itemshot.renderer.jobs import JobRequest
+    from itemshot.renderer.output import read_jsonl
+    from itemshot.renderer.presentation import PresentationSpec
+
     console = Console(stderr=True)
-    sample = Path(str(resources.files("renderer") / "sample" / "sample.jsonl"))
-    demo_args = argparse.Namespace(
-        out=args.out,
-        seed=0,
-        workers=args.workers,
-        events=False,
-        no_progress=False,
-        no_verify=args.no_verify,
-    )
-    dataset = load_dataset(sample)
-    requests: list[JobRequest | ItemError] = []
-    for index, entry in enumerate(dataset.entries):
+    requests: list[Any] = []
+    for index, entry in enumerate(itemshot.load(itemshot.sample_dataset()).entries):
         if isinstance(entry, ItemError):
             requests.append(entry)
             continue
         scene = SAMPLED_SCENES[index % len(SAMPLED_SCENES)]
         requests.append(JobRequest(entry, PresentationSpec(scene=scene, font_style=RANDOM)))
-    status = execute(requests, demo_args, console, "embedded sample dataset")
+    result = itemshot.render(
+        requests, args.out, seed=0, workers=args.workers, verify=not args.no_verify, console=console
+    )
+    print_run(console, result, "embedded sample dataset")
     # The demo is a showcase: images that fail the audit are listed in the
     # report, and only a rendering failure makes the demo itself fail.
-    status = EXIT_OK if status == EXIT_UNVERIFIED else status
+    status = EXIT_OK if result.status == EXIT_UNVERIFIED else result.status
     sheet = contact_sheet(args.out, read_jsonl(args.out / MANIFEST), args.out / "contact_sheet.png")
     console.print(f"images:        {args.out / 'images'}")
     console.print(f"manifest:      {args.out / MANIFEST}")
@@ -342,9 +376,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_sheet(args: argparse.Namespace) -> int:
     """Write a contact sheet of an existing output set."""
+    from itemshot.contact_sheet import contact_sheet
+    from itemshot.renderer.output import read_jsonl
+
     manifest = args.out / MANIFEST
     if not manifest.is_file():
-        print(f"error: {manifest} not found", file=sys.stderr)
+        Console(stderr=True).print(f"[red]error:[/red] {manifest} not found")
         return EXIT_USAGE
     target = args.to or args.out / "contact_sheet.png"
     contact_sheet(args.out, read_jsonl(manifest), target, args.columns)

@@ -27,24 +27,18 @@ from typing import Any
 
 from google.genai import types
 
-from renderer.nanobanana_client import ImageClient, Outcome, config, content, parse_response
-from renderer.nanobanana_prompt import GenRequest
+from itemshot.renderer.backends.nanobanana.client import (
+    ImageClient,
+    Outcome,
+    config,
+    content,
+    parse_response,
+)
+from itemshot.renderer.backends.nanobanana.prompt import GenRequest
+from itemshot.renderer.backends.nanobanana.settings import BatchSettings
 
 SUCCEEDED = frozenset({"JOB_STATE_SUCCEEDED", "JOB_STATE_PARTIALLY_SUCCEEDED"})
 TERMINAL = SUCCEEDED | {"JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"}
-INLINE_LIMIT = 20_000_000  # bytes per batch request the service accepts inline
-
-
-@dataclass(frozen=True)
-class BatchSettings:
-    """How batches are polled and sized."""
-
-    poll_interval: float = 30.0  # seconds between polls (batches take minutes to hours)
-    timeout: float = (
-        48 * 3600.0
-    )  # give up (and cancel) after this long; the service expires at 48 h
-    max_bytes: int = INLINE_LIMIT * 9 // 10  # inline payload per batch, with a margin
-    display_name: str = "itemshot"
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,15 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-# Each stage package contributes its subcommands through a `commands` module
-# exposing `register(subparsers)`. Stages that are not installed are skipped.
+# One module per group of subcommands, each exposing `register(subparsers)`.
+# They import the stages they drive only inside their handlers, so that
+# `itemshot --help` answers without loading OpenCV, SciPy or google-genai.
 COMMAND_MODULES = (
-    "renderer.commands",
-    "verify.commands",
-    "degradations.commands",
-    "factorial.commands",
-    "factorial.sweep_commands",
+    "itemshot.cli.render",
+    "itemshot.cli.verify",
+    "itemshot.cli.capture",
+    "itemshot.cli.analysis",
+    "itemshot.cli.sweep",
 )
 
 
@@ -26,13 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module_name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as error:
-            if error.name != module_name:
-                raise
-            continue
-        module.register(subparsers)
+        importlib.import_module(module_name).register(subparsers)
     return parser
 
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from degradations.encoding import decode, encode, sample_encoding, to_rgb
-from degradations.frame import Compose, Frame, Params, json_ready
-from degradations.presets import pipeline
-from degradations.seeding import rng_for
-from renderer.records import Layout, Region
+from itemshot.degradations.encoding import decode, encode, sample_encoding, to_rgb
+from itemshot.degradations.frame import Compose, Frame, Params, json_ready
+from itemshot.degradations.presets import pipeline
+from itemshot.degradations.seeding import rng_for
+from itemshot.renderer.records import Layout, Region
 
 PARAMS_VERSION = 2  # 2: same fields; faster warp/backdrop/noise/tone give other pixels
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
-from degradations.fonts import ui_font
-from renderer.contact_html import contact_html
+from itemshot.contact_html import contact_html
+from itemshot.degradations.fonts import ui_font
 
 THUMB = 300
 LABEL_H = 44

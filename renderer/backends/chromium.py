@@ -19,10 +19,12 @@ from typing import Any
 
 from playwright.async_api import Browser, BrowserContext, CDPSession, Page, Route, async_playwright
 
-from backgrounds.scene_textures import TEXTURE_NAMES, texture_file
-from renderer.assets import ORIGIN, AssetNotAllowed, static_asset
-from renderer.page import PageDocument, shell_html
-from renderer.records import Layout, Region, box_to_quad
+from itemshot.backgrounds.texture_names import TEXTURE_NAMES, texture_file
+from itemshot.renderer.assets import ORIGIN, AssetNotAllowed, static_asset
+from itemshot.renderer.backends.base import FIRST_ATTEMPT, Attempt, Rendered, RenderFailure
+from itemshot.renderer.jobs import RENDERER_VERSION, Job
+from itemshot.renderer.page import PageDocument, build_page, shell_html
+from itemshot.renderer.records import Layout, Region, box_to_quad
 
 CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "/usr/bin/chromium", "chromium")
 SHELL_PATH = "/shell.html"
@@ -52,15 +54,6 @@ _SHOW_AND_LAYOUT = """async ([html, minScale, dsf]) => {
   await window.itemshotShow(html);
   return await window.itemshotLayout(minScale, dsf);
 }"""
-
-
-class RenderFailure(RuntimeError):
-    """A job the browser could not render faithfully; `reason` is a short machine key."""
-
-    def __init__(self, reason: str, message: str, field: str = "") -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.field = field
 
 
 def find_chromium() -> str:
@@ -290,6 +283,42 @@ class ChromiumPool:
                 family = font["familyName"]
                 counts[family] = counts.get(family, 0) + int(font.get("glyphCount", 0))
         return per_region
+
+
+class ChromiumBackend:
+    """The Chromium backend: exact pages from the Jinja scenes, with their layout records.
+
+    `browsers` processes × `pages` page slots each. Deterministic: the same job
+    gives the same bytes on any attempt, so `attempt` is ignored.
+    """
+
+    name = "chromium"
+
+    def __init__(self, browsers: int = 2, pages: int = 2) -> None:
+        self.pool = ChromiumPool(browsers, pages)
+        self.slots = self.pool.browser_count * self.pool.pages_per_browser
+
+    async def __aenter__(self) -> ChromiumBackend:
+        await self.pool.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.pool.close()
+
+    async def render(self, job: Job, attempt: Attempt = FIRST_ATTEMPT) -> Rendered:
+        """Return the clean render of a job and its layout; raise RenderFailure."""
+        document = build_page(job.item, job.presentation, job.seed, job.content)
+        output = await self.pool.render(document)
+        record = {
+            "backend": self.name,
+            "browser": output.browser_version,
+            "renderer_version": RENDERER_VERSION,
+            "decor": document.decor,
+            "css_size": [document.css_width, document.css_height],
+            "device_scale": document.device_scale,
+            "placeholders": list(document.placeholders),
+        }
+        return Rendered(output.png, output.layout, record)
 
 
 def _region(raw: dict[str, Any], fonts: dict[str, int]) -> Region:

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from renderer.nanobanana_client import Outcome
+from itemshot.renderer.backends.nanobanana.client import Outcome
 
 # Published list prices (third-party figures, USD), used when no table is given.
 DEFAULT_IMAGE_PRICES = {"1K": 0.134, "2K": 0.134, "4K": 0.24}

@@ -5,20 +5,19 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from renderer.adapters import DatasetError, load_dataset
-from verify.external import DEFAULT_PATTERN, MATCH_MODES, audit_images, image_files
-from verify.output_set import MANIFEST, AuditSummary, verify_output_set
-from verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from itemshot.api import EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE
+from itemshot.progress import progress_bar
+from itemshot.renderer.manifest import MANIFEST
+from itemshot.verify.pairing import DEFAULT_PATTERN, MATCH_MODES, image_files
+from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 
-EXIT_OK = 0
-EXIT_USAGE = 2
-EXIT_SOME_FAILED = 3
+if TYPE_CHECKING:
+    from itemshot.verify import AuditSummary
 
 
 def register(subparsers: Any) -> None:
@@ -90,18 +89,6 @@ def _thresholds(pairs: list[str]) -> Thresholds:
     return DEFAULT_THRESHOLDS.updated(values)
 
 
-def _progress(console: Console, total: int, hidden: bool) -> Progress:
-    return Progress(
-        TextColumn("verifying"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        disable=hidden,
-        transient=True,
-    )
-
-
 def _print_summary(console: Console, title: str, summary: AuditSummary) -> None:
     table = Table(title=title, show_header=False, title_justify="left")
     table.add_row("images", str(summary.total))
@@ -121,6 +108,9 @@ def _print_summary(console: Console, title: str, summary: AuditSummary) -> None:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """Verify an output set and print a one-screen summary."""
+    import itemshot
+    from itemshot.renderer.adapters import DatasetError
+
     console = Console(stderr=True)
     manifest = args.out / MANIFEST
     if not manifest.is_file():
@@ -128,26 +118,27 @@ def cmd_verify(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         thresholds = _thresholds(args.threshold)
-        items = load_dataset(args.items).items if args.items else None
+        items = itemshot.load(args.items) if args.items else None
     except (ValueError, DatasetError) as error:
         console.print(f"[red]error:[/red] {error}")
         return EXIT_USAGE
-    total = sum(1 for line in manifest.read_text(encoding="utf-8").splitlines() if '"ok"' in line)
-    with _progress(console, total, args.no_progress) as progress:
-        task = progress.add_task("verify", total=total)
-        summary = verify_output_set(
-            args.out,
-            items=items,
-            thresholds=thresholds,
-            workers=args.workers,
-            on_progress=lambda: progress.advance(task),
-        )
+    summary = itemshot.api.verify_set(
+        args.out,
+        items,
+        thresholds=thresholds,
+        workers=args.workers,
+        progress=not args.no_progress,
+        console=console,
+    )
     _print_summary(console, f"itemshot verify — {args.out}", summary)
     return EXIT_OK if summary.failed == 0 else EXIT_SOME_FAILED
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
     """Audit a folder of external images and print per-image verdicts and a summary."""
+    from itemshot.renderer.adapters import DatasetError, load_dataset
+    from itemshot.verify import audit_images
+
     console = Console(stderr=True)
     if not args.images_dir.is_dir():
         console.print(f"[red]error:[/red] {args.images_dir} is not a folder")
@@ -159,8 +150,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         console.print(f"[red]error:[/red] {error}")
         return EXIT_USAGE
     total = len(image_files(args.images_dir))
-    with _progress(console, total, args.no_progress) as progress:
-        task = progress.add_task("audit", total=total)
+    with progress_bar(console, total, "auditing", hidden=args.no_progress) as advance:
         summary, verdicts = audit_images(
             args.images_dir,
             dataset,
@@ -169,7 +159,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
             out=args.out,
             thresholds=thresholds,
             workers=args.workers,
-            on_progress=lambda: progress.advance(task),
+            on_progress=advance,
         )
     for result in verdicts:
         line = {

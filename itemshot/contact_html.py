@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from renderer.output import atomic_write
+from itemshot.renderer.output import atomic_write
 
 _FIELDS = ("scene", "color", "font_style", "font_face", "font_size", "margin", "aspect", "texture")
 _STYLE = (

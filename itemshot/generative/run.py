@@ -14,7 +14,6 @@ builds the same options from its flags.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import dataclasses
 import io
@@ -25,21 +24,26 @@ from typing import Any
 
 from rich.console import Console
 
-from renderer.items import ItemError
-from renderer.jobs import Job, JobRequest, PlanFailure, job_key, plan
-from renderer.nanobanana_batch import BatchClient, BatchSettings
-from renderer.nanobanana_cache import ResponseCache
-from renderer.nanobanana_client import (
-    DEFAULT_MODEL,
+from itemshot.executors.base import JobResult
+from itemshot.generative.loop import LoopResult, generate_batched, generate_verified
+from itemshot.pipeline import RunSettings, run_jobs
+from itemshot.renderer.backends import Rendered, RenderFailure
+from itemshot.renderer.backends.chromium import ChromiumBackend
+from itemshot.renderer.backends.hybrid import HybridBackend
+from itemshot.renderer.backends.nanobanana.backend import NanobananaBackend
+from itemshot.renderer.backends.nanobanana.cache import ResponseCache
+from itemshot.renderer.backends.nanobanana.client import ImageClient
+from itemshot.renderer.backends.nanobanana.cost import Estimate, Ledger, PriceTable, estimate
+from itemshot.renderer.backends.nanobanana.prompt import TEMPLATE_VERSION, image_size
+from itemshot.renderer.backends.nanobanana.settings import (
+    BatchSettings,
     ClientSettings,
-    ImageClient,
-    MissingApiKey,
     api_key_from_env,
 )
-from renderer.nanobanana_cost import Estimate, Ledger, PriceTable, estimate
-from renderer.nanobanana_loop import LoopResult, generate_batched, generate_verified
-from renderer.nanobanana_prompt import TEMPLATE_VERSION, image_size
-from renderer.output import (
+from itemshot.renderer.items import ItemError
+from itemshot.renderer.jobs import Job, JobRequest, PlanFailure, page_job, plan
+from itemshot.renderer.manifest import MANIFEST, SUMMARY, base_row, failure_row
+from itemshot.renderer.output import (
     atomic_write,
     atomic_write_json,
     read_jsonl,
@@ -47,55 +51,12 @@ from renderer.output import (
     write_figure_files,
     write_jsonl,
 )
-from renderer.pipeline import MANIFEST, SUMMARY, RunSettings, base_row, failure_row, run_jobs
-from renderer.seeds import stable_hash
+from itemshot.renderer.seeds import stable_hash
 
 BACKENDS = ("chromium", "nanobanana", "hybrid")
 COST = "cost.json"
 HYBRID_BASE = "hybrid_base"
 EXIT_OK, EXIT_USAGE, EXIT_SOME_FAILED, EXIT_UNVERIFIED = 0, 2, 3, 4
-
-
-def add_generative_flags(parser: argparse.ArgumentParser) -> None:
-    """Add the backend flags (`--backend`, `--api-base`, `--model`, `--attempts`, …)."""
-    group = parser.add_argument_group("generative backends (nanobanana, hybrid)")
-    group.add_argument("--backend", choices=BACKENDS, default="chromium", help="image backend")
-    group.add_argument(
-        "--api-base",
-        default=None,
-        help="Gemini API base URL (default: GOOGLE_GEMINI_BASE_URL, else the SDK's)",
-    )
-    group.add_argument("--model", default=DEFAULT_MODEL, help=f"model id (default {DEFAULT_MODEL})")
-    group.add_argument(
-        "--attempts", type=int, default=3, help="generations per item before the fallback"
-    )
-    group.add_argument(
-        "--dry-run", action="store_true", help="print calls and estimated cost; send nothing"
-    )
-    group.add_argument("--concurrency", type=int, default=4, help="requests in flight")
-    group.add_argument("--rpm", type=float, default=60.0, help="requests per minute (0: no limit)")
-    group.add_argument("--max-retries", type=int, default=5, help="retries of 408/429/5xx")
-    group.add_argument("--backoff-base", type=float, default=2.0, help="first backoff (s)")
-    group.add_argument("--timeout", type=float, default=180.0, help="seconds per request")
-    group.add_argument("--cache", type=Path, default=None, help="response cache (OUT/.cache)")
-    group.add_argument("--price-table", type=Path, default=None, help="JSON price table")
-    group.add_argument(
-        "--batch",
-        action="store_true",
-        help="send each round of requests as one Batch API job (batch prices; slower)",
-    )
-    group.add_argument(
-        "--poll-interval",
-        type=float,
-        default=BatchSettings.poll_interval,
-        help=f"seconds between polls of a batch job (default {BatchSettings.poll_interval:g})",
-    )
-    group.add_argument(
-        "--batch-timeout",
-        type=float,
-        default=BatchSettings.timeout,
-        help="seconds to wait for a batch job before cancelling it (default 48 h)",
-    )
 
 
 @dataclass(frozen=True)
@@ -133,15 +94,6 @@ def generative_job(job: Job, backend: str, model: str) -> Job:
     return dataclasses.replace(job, key=key)
 
 
-def chromium_job(job: Job, capture: str | None = None) -> Job:
-    """Return the Chromium job of the same item and Presentation (optionally another capture)."""
-    presentation = job.presentation
-    if capture is not None:
-        presentation = dataclasses.replace(presentation, capture=capture)
-    key = job_key(job.item, presentation, job.condition, job.content, job.seed)
-    return dataclasses.replace(job, presentation=presentation, key=key)
-
-
 def _finished(out: Path, job: Job) -> dict[str, Any] | None:
     try:
         record = json.loads((out / job.sidecar_path).read_text(encoding="utf-8"))
@@ -151,52 +103,6 @@ def _finished(out: Path, job: Job) -> dict[str, Any] | None:
     if record.get("job_key") != job.key or not row.get("image"):
         return None
     return row if (out / row["image"]).is_file() else None
-
-
-def options_from_args(args: argparse.Namespace) -> GenerativeOptions:
-    """Return the options of `itemshot render --backend nanobanana|hybrid` flags."""
-    client = ClientSettings(
-        model=args.model,
-        api_base=args.api_base,
-        concurrency=max(1, args.concurrency),
-        requests_per_minute=args.rpm,
-        max_retries=max(0, args.max_retries),
-        backoff_base=args.backoff_base,
-        timeout=args.timeout,
-        jitter_seed=args.seed,
-    )
-    batch = None
-    if args.batch:
-        batch = BatchSettings(
-            poll_interval=max(0.0, args.poll_interval), timeout=args.batch_timeout
-        )
-    return GenerativeOptions(
-        backend=args.backend,
-        client=client,
-        attempts=max(1, args.attempts),
-        batch=batch,
-        cache=args.cache,
-        prices=PriceTable.from_json(args.price_table) if args.price_table else PriceTable(),
-        workers=max(1, args.workers),
-        verify_fallback=not args.no_verify,
-        seed=args.seed,
-    )
-
-
-def run_generative(
-    requests: list[JobRequest | ItemError], args: argparse.Namespace, console: Console
-) -> int:
-    """Run the nanobanana or hybrid backend from the command line; return the exit status."""
-    options = options_from_args(args)
-    if args.dry_run:
-        print(estimate_generative(requests, Path(args.out), options).line(), flush=True)
-        return EXIT_OK
-    try:
-        result = render_generative(requests, Path(args.out), options, console=console)
-    except MissingApiKey as error:
-        console.print(f"[red]error:[/red] {error}")
-        return EXIT_USAGE
-    return result.status
 
 
 def _plan(
@@ -247,20 +153,19 @@ def render_generative(
             todo.append(job)
         else:
             rows[job.key] = done
-    bases = _hybrid_bases(todo, out, options.workers) if hybrid else {}
     ledger = Ledger(options.prices, batch=options.mode == "batch")
     cache = ResponseCache(options.cache or out / ".cache" / "nanobanana")
-    results, endpoint, requests_made = asyncio.run(
-        _generate_all(todo, bases, hybrid, options, api_key, cache, ledger)
+    results, endpoint, requests_made, based = asyncio.run(
+        _generate_all(todo, hybrid, options, api_key, cache, ledger, out)
     )
     fallback = [job for job in todo if not results[job.key].passed]
     for job in todo:
         if results[job.key].passed:
             rows[job.key] = _write_generated(
-                out, job, results[job.key], options, endpoint, bases.get(job.key) is not None
+                out, job, results[job.key], options, endpoint, job.key in based
             )
     if fallback:
-        fallback_jobs = [chromium_job(job) for job in fallback]
+        fallback_jobs = [page_job(job) for job in fallback]
         run_jobs(fallback_jobs, out, RunSettings(workers=options.workers))
         for job, chromium in zip(fallback, fallback_jobs, strict=True):
             rows[job.key] = _write_fallback(out, job, chromium, results[job.key], options, endpoint)
@@ -273,7 +178,7 @@ def render_generative(
     console.print(json.dumps(summary, ensure_ascii=False))
     status = EXIT_SOME_FAILED if any(r.get("status") != "ok" for r in manifest) else EXIT_OK
     if fallback and options.verify_fallback:
-        from verify import verify_output_set
+        from itemshot.verify import verify_output_set
 
         audit = verify_output_set(out, items=[j.item for j in jobs], workers=options.workers)
         console.print(f"fallback renders verified: {audit.passed} passed, {audit.failed} failed")
@@ -283,65 +188,74 @@ def render_generative(
     return GenerativeResult(status, summary, manifest)
 
 
-def _hybrid_bases(todo: list[Job], out: Path, workers: int) -> dict[str, bytes]:
-    """Render the exact Chromium pages (no capture) the model is asked to restyle."""
-    if not todo:
-        return {}
-    base_jobs = [chromium_job(job, capture="none") for job in todo]
-    folder = out / HYBRID_BASE
-    run_jobs(base_jobs, folder, RunSettings(workers=workers))
-    bases: dict[str, bytes] = {}
-    for job, base in zip(todo, base_jobs, strict=True):
-        path = folder / base.image_path
-        if path.is_file():
-            bases[job.key] = path.read_bytes()
-    return bases
+class _Ready:
+    """An executor over results already made (the pages a hybrid run rendered first)."""
+
+    startup_seconds = 0.0
+
+    def __init__(self, results: dict[str, JobResult]) -> None:
+        self.results = results
+
+    def run(self, jobs: list[Job]) -> Any:
+        """Yield the stored result of each job."""
+        return (self.results[job.key] for job in jobs)
+
+
+def _write_pages(out: Path, todo: list[Job], pages: dict[str, Rendered | RenderFailure]) -> None:
+    """Write the exact pages the model is asked to restyle as an output set of their own."""
+    ready: dict[str, JobResult] = {}
+    for job in todo:
+        page, found = page_job(job, capture="none"), pages[job.key]
+        if isinstance(found, Rendered):
+            ready[page.key] = JobResult(page, found, found.image, ".png", found.layout)
+        else:
+            ready[page.key] = JobResult(page, error=found.as_error(job.item.id))
+    run_jobs([result.job for result in ready.values()], out / HYBRID_BASE, executor=_Ready(ready))
 
 
 async def _generate_all(
     todo: list[Job],
-    bases: dict[str, bytes],
     hybrid: bool,
     options: GenerativeOptions,
     api_key: str,
     cache: ResponseCache,
     ledger: Ledger,
-) -> tuple[dict[str, LoopResult], dict[str, str], int]:
+    out: Path,
+) -> tuple[dict[str, LoopResult], dict[str, str], int, set[str]]:
     client = ImageClient(options.client, api_key, cache)
+    model = NanobananaBackend(client, ledger, options.batch)
     audits = asyncio.Semaphore(2)
-    mode = "restyle" if hybrid else "generate"
-    # A hybrid job without its exact render goes straight to the fallback.
     results = {job.key: LoopResult((), None, None) for job in todo}
-    runnable = [job for job in todo if not hybrid or job.key in bases]
-    if options.batch is not None:
-        batches = BatchClient(client, options.batch)
-        results |= await generate_batched(
-            runnable,
-            batches,
-            ledger,
-            attempts=options.attempts,
-            mode=mode,
-            bases=bases,
-            audit_slots=audits,
-        )
-        for record in batches.records:
-            ledger.add_batch(record.as_dict())
-    else:
-
-        async def one(job: Job) -> tuple[str, LoopResult]:
-            result = await generate_verified(
-                job,
-                client,
-                ledger,
-                attempts=options.attempts,
-                mode=mode,
-                base_png=bases.get(job.key),
-                audit_slots=audits,
+    if not todo:
+        return results, client.endpoint, client.http_requests, set()
+    backend: NanobananaBackend | HybridBackend = model
+    if hybrid:
+        browsers = max(1, min(options.workers, len(todo)))
+        backend = HybridBackend(ChromiumBackend(browsers, 2), model)
+    runnable = todo
+    async with backend:
+        if isinstance(backend, HybridBackend):
+            pages = await backend.prepare(todo)
+            _write_pages(out, todo, pages)
+            # A hybrid job without its exact page goes straight to the fallback.
+            runnable = [job for job in todo if isinstance(pages[job.key], Rendered)]
+        if options.batch is not None:
+            results |= await generate_batched(
+                runnable, backend, attempts=options.attempts, audit_slots=audits
             )
-            return job.key, result
+        else:
 
-        results |= dict(await asyncio.gather(*(one(job) for job in runnable)))
-    return results, client.endpoint, client.http_requests
+            async def one(job: Job) -> tuple[str, LoopResult]:
+                result = await generate_verified(
+                    job, backend, attempts=options.attempts, audit_slots=audits
+                )
+                return job.key, result
+
+            results |= dict(await asyncio.gather(*(one(job) for job in runnable)))
+    for record in model.batch_records():
+        ledger.add_batch(record)
+    based = {job.key for job in runnable} if hybrid else set()
+    return results, client.endpoint, client.http_requests, based
 
 
 def _generation(result: LoopResult, options: GenerativeOptions, endpoint: dict[str, str]) -> dict:
@@ -382,7 +296,7 @@ def _write_generated(
         verify={"mode": "whole_image", "verdict": last.verdict},
     )
     if restyled:
-        row["base_image"] = f"{HYBRID_BASE}/{chromium_job(job, capture='none').image_path}"
+        row["base_image"] = f"{HYBRID_BASE}/{page_job(job, capture='none').image_path}"
     row["figure_files"] = {str(n): p for n, p in write_figure_files(out, job.item).items()}
     sidecar = {
         "job_key": job.key,

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from renderer.output import atomic_write, atomic_write_json
+from itemshot.renderer.output import atomic_write, atomic_write_json
 
 _EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp"}
 

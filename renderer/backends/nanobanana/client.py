@@ -18,7 +18,6 @@ recorded: outcomes, cache records and logs hold no key.
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import re
 import time
@@ -31,12 +30,12 @@ import httpx
 from google import genai
 from google.genai import errors, types
 
-from renderer.nanobanana_cache import ResponseCache
-from renderer.nanobanana_prompt import GenRequest
+from itemshot.renderer.backends.nanobanana.cache import ResponseCache
+from itemshot.renderer.backends.nanobanana.prompt import GenRequest
+from itemshot.renderer.backends.nanobanana.settings import (
+    ClientSettings,
+)
 
-DEFAULT_MODEL = "gemini-3-pro-image-preview"  # Nano Banana Pro
-DEFAULT_API_VERSION = "v1beta"
-KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 
 
@@ -55,46 +54,6 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
 TRANSPORT_ERRORS = _transport_errors()
 IMAGE_KINDS = ("image", "refusal", "no_image", "error")
 T = TypeVar("T")
-
-
-class MissingApiKey(RuntimeError):
-    """No API key in the environment."""
-
-
-def api_key_from_env() -> str:
-    """Return the API key from GEMINI_API_KEY or GOOGLE_API_KEY; raise a clear error if unset."""
-    for name in KEY_VARIABLES:
-        value = os.environ.get(name, "").strip()
-        if value:
-            return value
-    raise MissingApiKey(
-        "no API key: set GEMINI_API_KEY (or GOOGLE_API_KEY) in the environment "
-        "for --backend nanobanana/hybrid (--dry-run needs no key)"
-    )
-
-
-@dataclass(frozen=True)
-class ClientSettings:
-    """How to reach the model and how hard to push it."""
-
-    model: str = DEFAULT_MODEL
-    api_base: str | None = None  # None: GOOGLE_GEMINI_BASE_URL, else the SDK default
-    api_version: str | None = None  # None: GOOGLE_GENAI_API_VERSION, else v1beta
-    concurrency: int = 4
-    requests_per_minute: float = 60.0  # 0 = no limit
-    max_retries: int = 5
-    backoff_base: float = 2.0  # seconds
-    backoff_max: float = 60.0
-    timeout: float = 180.0  # seconds per request
-    jitter_seed: int = 0
-
-    def endpoint(self) -> tuple[str | None, str]:
-        """Return (base URL, API version): flag first, then the SDK's environment variables."""
-        base = self.api_base or os.environ.get("GOOGLE_GEMINI_BASE_URL") or None
-        version = (
-            self.api_version or os.environ.get("GOOGLE_GENAI_API_VERSION") or DEFAULT_API_VERSION
-        )
-        return base, "v1beta" if version == "beta" else version
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,9 @@ from importlib import resources
 
 import jinja2
 
-from renderer.items import Item
-from renderer.presentation import Presentation
-from renderer.seeds import canonical_json
+from itemshot.renderer.items import Item
+from itemshot.renderer.presentation import Presentation
+from itemshot.renderer.seeds import canonical_json
 
 TEMPLATE_VERSION = "v1"
 MODES = ("generate", "restyle")
@@ -130,9 +130,9 @@ def _data(text: str) -> str:
 
 @cache
 def _template(version: str) -> jinja2.Template:
-    source = (resources.files("templates") / "nanobanana" / f"prompt_{version}.txt").read_text(
-        encoding="utf-8"
-    )
+    source = (
+        resources.files("itemshot.templates") / "nanobanana" / f"prompt_{version}.txt"
+    ).read_text(encoding="utf-8")
     env = jinja2.Environment(
         autoescape=False, undefined=jinja2.StrictUndefined, keep_trailing_newline=True
     )

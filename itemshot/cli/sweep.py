@@ -7,26 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from factorial.balance import balance_report
-from factorial.controller import SWEEP_SUMMARY, describe_plan, load_items, plan_sweep, run_sweep
-from factorial.design import DesignError, load_design
-from factorial.export_common import export_rows
-from factorial.export_hf import export_hf
-from factorial.export_lmms import export_lmms
-from factorial.export_vlmevalkit import export_vlmevalkit
-from renderer.adapters import DatasetError
-from renderer.commands import print_summary
-from renderer.output import atomic_write, atomic_write_json
-from renderer.pipeline import RunSettings
-
-EXIT_OK = 0
-EXIT_USAGE = 2
-EXIT_SOME_FAILED = 3
-TARGETS = ("hf", "lmms-eval", "vlmevalkit")
-BALANCE = "balance.json"
+from itemshot.api import EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE
+from itemshot.factorial.exports import TARGETS
 
 
 def register(subparsers: Any) -> None:
@@ -63,68 +47,54 @@ def register(subparsers: Any) -> None:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Run a design; print the plan, balance and run summaries; return the exit status."""
+    import itemshot
+    from itemshot.cli.render import print_run
+    from itemshot.factorial.controller import SWEEP_SUMMARY
+    from itemshot.factorial.design import DesignError
+    from itemshot.renderer.adapters import DatasetError
+
     console = Console(stderr=True)
     try:
-        design = load_design(args.design)
-        dataset = load_items(design, args.limit)
+        run = itemshot.sweep(
+            args.design,
+            args.out,
+            limit=args.limit,
+            workers=args.workers,
+            progress=not args.no_progress,
+            console=console,
+        )
     except (DesignError, DatasetError) as error:
         console.print(f"[red]error:[/red] {error}")
         return EXIT_USAGE
-    out = args.out or design.out or Path("sweeps") / design.name
-    plan = plan_sweep(design, dataset)
-    report = balance_report(design.type, design.factors, plan.cells, design.seed)
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write(out / "design.yaml", args.design.read_bytes())
-    atomic_write_json(out / BALANCE, report.as_dict())
-    counts = describe_plan(plan)
-    progress = Progress(
-        TextColumn("sweep"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        disable=args.no_progress,
-        transient=True,
-    )
-    with progress:
-        task = progress.add_task("render", total=counts["render_jobs"])
-        result = run_sweep(
-            plan,
-            out,
-            RunSettings(workers=max(1, args.workers)),
-            lambda _event: progress.advance(task),
-        )
-    print_summary(console, result.render, out, f"sweep {design.name} ({design.type})")
+    result = run.result
+    rendered = itemshot.RunResult(run.out, run.status, (), {}, render=result.render)
+    print_run(console, rendered, f"sweep {run.name} ({run.design_type})")
     table = Table(title="rows", show_header=False, title_justify="left")
-    table.add_row("cells in the design", str(len(plan.cells)))
+    table.add_row("cells in the design", str(run.cells))
     table.add_row("manifest rows", str(result.rows))
-    table.add_row("text rows (no render)", str(counts["text_rows"]))
-    table.add_row("items that failed to load", str(counts["load_errors"]))
+    table.add_row("text rows (no render)", str(run.counts["text_rows"]))
+    table.add_row("items that failed to load", str(run.counts["load_errors"]))
     table.add_row("failed rows", str(result.failed_rows))
-    table.add_row("option-set inconsistencies", str(len(plan.inconsistencies)))
-    table.add_row("balance", "passed" if report.passed else "[red]FAILED[/red]")
-    table.add_row("summary", str(out / SWEEP_SUMMARY))
+    table.add_row("option-set inconsistencies", str(run.inconsistencies))
+    table.add_row("balance", "passed" if run.balance.passed else "[red]FAILED[/red]")
+    table.add_row("summary", str(run.out / SWEEP_SUMMARY))
     console.print(table)
-    return EXIT_OK if result.failed_rows == 0 else EXIT_SOME_FAILED
+    return run.status
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Export an output set; print the files written."""
+    import itemshot
+
     console = Console(stderr=True)
     try:
-        rows, not_ok = export_rows(args.source)
+        result = itemshot.export(args.source, args.to, args.out, name=args.name)
     except FileNotFoundError as error:
         console.print(f"[red]error:[/red] {error}")
         return EXIT_USAGE
-    name = args.name or args.source.resolve().name
-    args.out.mkdir(parents=True, exist_ok=True)
-    if args.to == "hf":
-        written = export_hf(rows, args.out)
-    elif args.to == "lmms-eval":
-        written = export_lmms(rows, args.out, name)
-    else:
-        written = export_vlmevalkit(rows, args.out, name)
-    console.print(f"exported {len(rows)} rows ({not_ok} not ok, left out) to {args.out}")
-    for path in written:
+    console.print(
+        f"exported {result.rows} rows ({result.left_out} not ok, left out) to {result.dest}"
+    )
+    for path in result.paths:
         print(path)
     return EXIT_OK

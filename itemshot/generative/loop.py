@@ -6,9 +6,10 @@ adjustments of the next attempt from its reason codes; a refusal or a missing
 image is retried with a fresh seed. After the last attempt the caller falls
 back to the Chromium renderer. Every attempt is kept as a record.
 
-The loop is written per attempt (`request_for` → an outcome → `judge`) so that
-online mode (one request at a time per job) and batch mode (every job's next
-attempt in one batch per round) share it.
+The loop works over any `Backend` and is written per attempt (the backend's
+`render` → its image or failure → `judge`), so that online mode (one attempt
+at a time per job) and batch mode (every job's next attempt in one batch per
+round, the backend's `render_round`) share it.
 """
 
 from __future__ import annotations
@@ -18,19 +19,15 @@ import contextlib
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-from renderer.jobs import Job
-from renderer.nanobanana_batch import BatchClient
-from renderer.nanobanana_client import ImageClient, Outcome
-from renderer.nanobanana_cost import Ledger
-from renderer.nanobanana_prompt import GenRequest, build_request
-from renderer.seeds import derive_seed
-from verify import Reason, Verdict, audit_image
-from verify.verdicts import verdict
+from itemshot.renderer.backends import Attempt, Backend, Rendered, RenderFailure
+from itemshot.renderer.jobs import Job
+from itemshot.verify import Reason, Verdict, audit_image
+from itemshot.verify.verdicts import verdict
 
 TEXT_CODES = frozenset(
     {
@@ -55,7 +52,7 @@ UNREADABLE_SCORE = 0.35
 
 
 @dataclass(frozen=True)
-class Attempt:
+class AttemptRecord:
     """One generation attempt: what was asked, what came back, and the verdict."""
 
     number: int
@@ -83,7 +80,7 @@ class Attempt:
 class LoopResult:
     """The attempts of one job and the accepted image (None: fall back)."""
 
-    attempts: tuple[Attempt, ...]
+    attempts: tuple[AttemptRecord, ...]
     image: bytes | None
     size: tuple[int, int] | None
 
@@ -91,6 +88,16 @@ class LoopResult:
     def passed(self) -> bool:
         """Return whether some attempt produced an image that passed the audit."""
         return self.image is not None
+
+
+class RoundBackend(Backend, Protocol):
+    """A backend that can also run one attempt of many jobs at once (batch mode)."""
+
+    async def render_round(
+        self, entries: Sequence[tuple[Job, Attempt]]
+    ) -> list[Rendered | RenderFailure]:
+        """Return one result per (job, attempt), in order."""
+        ...
 
 
 def adjustments_for(result: Verdict) -> tuple[str, ...]:
@@ -133,69 +140,57 @@ def audit_bytes(image: bytes, job: Job, name: str) -> tuple[Verdict, tuple[int, 
 class Progress:
     """Where one job's loop stands: attempts so far, next adjustments, the accepted image."""
 
-    attempts: tuple[Attempt, ...] = ()
+    attempts: tuple[AttemptRecord, ...] = ()
     adjustments: tuple[str, ...] = ()
     image: bytes | None = None
     size: tuple[int, int] | None = None
     done: bool = False
+
+    @property
+    def next_attempt(self) -> Attempt:
+        """Return the attempt to ask the backend for next."""
+        return Attempt(len(self.attempts) + 1, self.adjustments)
 
     def result(self) -> LoopResult:
         """Return the loop's result (no image: the caller falls back)."""
         return LoopResult(self.attempts, self.image, self.size)
 
 
-def request_for(
-    job: Job, progress: Progress, *, model: str, mode: str, base_png: bytes | None
-) -> GenRequest:
-    """Return the request of a job's next attempt (fresh seed, adjustments chosen so far)."""
-    number = len(progress.attempts) + 1
-    return build_request(
-        job.item,
-        job.presentation,
-        model=model,
-        seed=derive_seed(job.seed, "nanobanana", number),
-        mode=mode,
-        adjustments=progress.adjustments,
-        base_png=base_png,
-    )
-
-
 async def judge(
     job: Job,
     progress: Progress,
-    request: GenRequest,
-    outcome: Outcome,
+    result: Rendered | RenderFailure,
     *,
     audit_slots: asyncio.Semaphore | None = None,
-    retry_errors: bool = False,
 ) -> Progress:
     """Return the progress after one attempt: audit its image, pick the next adjustments.
 
-    The loop ends on an image that passes, and on an error the service will
-    answer the same way again (a 400; any error unless `retry_errors`, which
-    batch mode sets: there a transient error has had no retry yet).
+    The loop ends on an image that passes, and on a failure the backend says a
+    new attempt would not mend (a 400; an online error already retried).
     """
     number = len(progress.attempts) + 1
     found: Verdict | None = None
     size = None
-    if outcome.kind == "image" and outcome.image is not None:
+    if isinstance(result, Rendered):
         name = f"{job.stem}.attempt{number}"
         async with audit_slots or contextlib.nullcontext():
-            found, size = await asyncio.to_thread(audit_bytes, outcome.image, job, name)
+            found, size = await asyncio.to_thread(audit_bytes, result.image, job, name)
     passed = found is not None and found.passed
-    attempt = Attempt(
+    record = result.record
+    attempt = AttemptRecord(
         number,
         progress.adjustments,
-        request.describe(),
-        request.key(),
-        outcome.record(),
+        dict(record.get("request") or {}),
+        str(record.get("request_key") or ""),
+        dict(record.get("outcome") or {}),
         found.as_dict() if found is not None else None,
         passed,
     )
     attempts = (*progress.attempts, attempt)
     if passed:
-        return Progress(attempts, progress.adjustments, outcome.image, size, done=True)
-    final_error = outcome.kind == "error" and not (retry_errors and outcome.transient)
+        assert isinstance(result, Rendered)
+        return Progress(attempts, progress.adjustments, result.image, size, done=True)
+    final_error = isinstance(result, RenderFailure) and not result.retryable
     adjustments = progress.adjustments
     if found is not None:
         adjustments = _merge(adjustments, adjustments_for(found))
@@ -204,34 +199,28 @@ async def judge(
 
 async def generate_verified(
     job: Job,
-    client: ImageClient,
-    ledger: Ledger,
+    backend: Backend,
     *,
     attempts: int,
-    mode: str = "generate",
-    base_png: bytes | None = None,
     audit_slots: asyncio.Semaphore | None = None,
 ) -> LoopResult:
-    """Generate up to `attempts` images for a job, one request at a time, until one passes."""
+    """Generate up to `attempts` images for a job, one attempt at a time, until one passes."""
     progress = Progress()
     while len(progress.attempts) < attempts and not progress.done:
-        request = request_for(
-            job, progress, model=client.settings.model, mode=mode, base_png=base_png
-        )
-        outcome: Outcome = await client.generate(request)
-        ledger.add(job.item.id, job.key, request.image_size, outcome)
-        progress = await judge(job, progress, request, outcome, audit_slots=audit_slots)
+        result: Rendered | RenderFailure
+        try:
+            result = await backend.render(job, progress.next_attempt)
+        except RenderFailure as failure:
+            result = failure
+        progress = await judge(job, progress, result, audit_slots=audit_slots)
     return progress.result()
 
 
 async def generate_batched(
     jobs: Sequence[Job],
-    batches: BatchClient,
-    ledger: Ledger,
+    backend: RoundBackend,
     *,
     attempts: int,
-    mode: str = "generate",
-    bases: dict[str, bytes] | None = None,
     audit_slots: asyncio.Semaphore | None = None,
 ) -> dict[str, LoopResult]:
     """Run the loop in rounds: every unfinished job's next attempt goes in one batch per round.
@@ -239,31 +228,18 @@ async def generate_batched(
     Returns each job's result by job key. A transient error (the batch failed,
     a 429 or 5xx inside it) counts as an attempt and is asked again next round.
     """
-    bases = bases or {}
     progress = {job.key: Progress() for job in jobs}
-    model = batches.client.settings.model
     for _round in range(attempts):
         live = [job for job in jobs if not progress[job.key].done]
         if not live:
             break
-        requests = [
-            request_for(job, progress[job.key], model=model, mode=mode, base_png=bases.get(job.key))
-            for job in live
-        ]
-        outcomes = await batches.generate_all(requests)
-        for job, request, outcome in zip(live, requests, outcomes, strict=True):
-            ledger.add(job.item.id, job.key, request.image_size, outcome)
+        results = await backend.render_round(
+            [(job, progress[job.key].next_attempt) for job in live]
+        )
         judged = await asyncio.gather(
             *(
-                judge(
-                    job,
-                    progress[job.key],
-                    request,
-                    outcome,
-                    audit_slots=audit_slots,
-                    retry_errors=True,
-                )
-                for job, request, outcome in zip(live, requests, outcomes, strict=True)
+                judge(job, progress[job.key], result, audit_slots=audit_slots)
+                for job, result in zip(live, results, strict=True)
             )
         )
         for job, after in zip(live, judged, strict=True):

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from factorial.parsers import PARSER_NAMES
+from itemshot.factorial.parsers import PARSER_NAMES
 
 API_KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
 
@@ -69,9 +69,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_predict_command(args: argparse.Namespace) -> int:
     """Run `itemshot predict`."""
-    from factorial.clients import GenerationParams, make_client
-    from factorial.predict import PredictConfig, run_predict
-    from factorial.retry import RetryPolicy
+    from itemshot.factorial.clients import GenerationParams, make_client
+    from itemshot.factorial.predict import PredictConfig, run_predict
+    from itemshot.factorial.retry import RetryPolicy
 
     console = Console(stderr=True)
     api_key = os.environ.get(API_KEY_VARIABLES[args.api])
@@ -137,7 +137,7 @@ def run_predict_command(args: argparse.Namespace) -> int:
 
 def run_score_command(args: argparse.Namespace) -> int:
     """Run `itemshot score`."""
-    from factorial.scoring import read_jsonl, score_records, summarise
+    from itemshot.factorial.scoring import read_jsonl, score_records, summarise
 
     console = Console()
     try:
@@ -171,8 +171,8 @@ def run_score_command(args: argparse.Namespace) -> int:
 
 def run_analyze_command(args: argparse.Namespace) -> int:
     """Run `itemshot analyze`."""
-    from factorial.analysis import analyze
-    from factorial.report import print_summary, write_report
+    from itemshot.factorial.analysis import analyze
+    from itemshot.factorial.report import print_summary, write_report
 
     console = Console()
     report_dir = args.report or args.sets[0] / "report"

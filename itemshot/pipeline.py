@@ -1,0 +1,203 @@
+"""The run pipeline: planned jobs → executor (backend, capture) → output set on disk.
+
+The output folder holds `images/<stem>.png` with a `<stem>.json` sidecar per
+job and one `manifest.jsonl` in plan order. A job whose PNG and sidecar
+already exist with the same key is skipped, so a killed run resumes. The
+executor may run the jobs anywhere; this module alone writes, so the folder
+is the same whatever ran them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from itemshot.executors.base import Executor, JobResult
+from itemshot.renderer.jobs import Job, PlanFailure
+from itemshot.renderer.manifest import MANIFEST, SUMMARY, base_row, failure_row
+from itemshot.renderer.output import (
+    atomic_write,
+    atomic_write_json,
+    remove_stale_temps,
+    write_figure_files,
+    write_jsonl,
+)
+
+__all__ = ["MANIFEST", "SUMMARY", "RunSettings", "RunSummary", "run_jobs", "write_result"]
+
+Event = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How to run: browser processes and pages per browser."""
+
+    workers: int = 2
+    pages_per_worker: int = 2
+
+
+@dataclass
+class RunSummary:
+    """What a run did: counts, failures by reason, throughput."""
+
+    total: int = 0
+    rendered: int = 0
+    skipped: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+    startup_seconds: float = 0.0  # launching the browsers, part of `seconds`
+    failures: Counter[str] = field(default_factory=Counter)
+    failed_items: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def steady_images_per_second(self) -> float:
+        """Return rendered images per second once the browsers are up."""
+        busy = self.seconds - self.startup_seconds
+        return self.rendered / busy if busy > 0 else 0.0
+
+    @property
+    def images_per_second(self) -> float:
+        """Return rendered images per second of wall time."""
+        return self.rendered / self.seconds if self.seconds > 0 else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the summary as a JSON-ready dict."""
+        return {
+            "total": self.total,
+            "rendered": self.rendered,
+            "skipped": self.skipped,
+            "failed": self.failed,
+            "seconds": round(self.seconds, 3),
+            "images_per_second": round(self.images_per_second, 3),
+            "failures_by_reason": dict(sorted(self.failures.items())),
+            "failed_items": self.failed_items,
+        }
+
+
+def finished_row(out: Path, job: Job) -> dict[str, Any] | None:
+    """Return the stored row of a job already done by an earlier run, if it is complete."""
+    sidecar = out / job.sidecar_path
+    if not sidecar.is_file():
+        return None
+    try:
+        record = json.loads(sidecar.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    row = record.get("manifest") or {}
+    images = [row.get("image"), row.get("clean_image")]
+    if record.get("job_key") != job.key or not all((out / p).is_file() for p in images if p):
+        return None
+    return row
+
+
+def write_result(out: Path, result: JobResult) -> dict[str, Any]:
+    """Write one finished job (images first, sidecar last) and return its manifest row."""
+    job = result.job
+    row = base_row(job)
+    if not result.ok or result.rendered is None or result.image is None:
+        row.update(status="failed", stage="render", error=dict(result.error or {}))
+        return row
+    rendered, layout = result.rendered, result.layout
+    assert layout is not None
+    image_path = job.image_path
+    if result.capture is not None:
+        image_path = job.image_path.removesuffix(".png") + result.suffix
+        row["clean_image"] = job.clean_path
+    row.update(
+        status="ok",
+        image=image_path,
+        layout=job.sidecar_path,
+        width=layout.width,
+        height=layout.height,
+        font_scale=layout.font_scale,
+        fonts_requested=list(layout.fonts_requested),
+        placeholders=list(rendered.record.get("placeholders", ())),
+    )
+    render_record = {k: v for k, v in rendered.record.items() if k != "placeholders"}
+    sidecar = {
+        "job_key": job.key,
+        "manifest": row,
+        "layout": layout.as_dict(),
+        "capture": dict(result.capture) if result.capture is not None else None,
+        "render": render_record,
+    }
+    # The sources travel with the set, so it can be re-verified without the dataset.
+    row["figure_files"] = {str(n): path for n, path in write_figure_files(out, job.item).items()}
+    # Images first, sidecar last: the sidecar's presence marks the job complete.
+    if result.capture is not None:
+        atomic_write(out / job.clean_path, rendered.image)
+    atomic_write(out / image_path, result.image)
+    atomic_write_json(out / job.sidecar_path, sidecar)
+    return row
+
+
+def run_jobs(
+    planned: Sequence[Job | PlanFailure],
+    out: Path,
+    settings: RunSettings | None = None,
+    on_event: Callable[[Event], None] | None = None,
+    *,
+    executor: Executor | None = None,
+) -> RunSummary:
+    """Render every job not already done, write manifest and summary, and return the summary.
+
+    `executor` runs the jobs (default: a local Chromium pool sized by `settings`).
+    """
+    settings = settings or RunSettings()
+    emit = on_event or (lambda _e: None)
+    out.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(out)
+    summary = RunSummary(total=len(planned))
+    started = time.perf_counter()
+    rows: list[dict[str, Any] | None] = [None] * len(planned)
+    todo: list[Job] = []
+    position: dict[str, int] = {}
+    for index, entry in enumerate(planned):
+        if isinstance(entry, PlanFailure):
+            rows[index] = failure_row(entry)
+            emit({"event": "failed", "item_id": entry.item_id, "row": rows[index]})
+            continue
+        done = finished_row(out, entry)
+        if done is not None:
+            rows[index] = done
+            summary.skipped += 1
+            emit({"event": "skipped", "item_id": entry.item.id, "row": done})
+        else:
+            todo.append(entry)
+            position[entry.key] = index
+    if todo:
+        if executor is None:
+            from itemshot.executors.local import LocalExecutor, chromium_factory
+
+            browsers = max(1, min(settings.workers, len(todo)))
+            executor = LocalExecutor(chromium_factory(browsers, settings.pages_per_worker))
+        for result in executor.run(todo):
+            row = write_result(out, result)
+            rows[position[result.job.key]] = row
+            if row["status"] == "ok":
+                summary.rendered += 1
+            emit({"event": row["status"], "item_id": result.job.item.id, "row": row})
+        summary.startup_seconds = executor.startup_seconds
+    summary.seconds = time.perf_counter() - started
+    finished = [r for r in rows if r is not None]
+    for row in finished:
+        if row["status"] != "ok":
+            summary.failed += 1
+            error = row.get("error") or {}
+            summary.failures[error.get("reason", "unknown")] += 1
+            summary.failed_items.append(
+                {
+                    "item_id": row["item_id"],
+                    "field": error.get("field"),
+                    "reason": error.get("reason"),
+                    "message": error.get("message"),
+                }
+            )
+    write_jsonl(out / MANIFEST, finished)
+    atomic_write_json(out / SUMMARY, summary.as_dict())
+    return summary
