@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,8 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     temp = tmp_path_factory.mktemp("wheel")
     _run(sys.executable, "-m", "build", "--wheel", "--outdir", temp / "dist", ROOT, cwd=temp)
     [wheel] = (temp / "dist").glob("itemshot-*.whl")
-    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:16]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    digest = hashlib.sha256("\n".join(project["dependencies"]).encode()).hexdigest()[:16]
     wheelhouse = CACHE / f"wheelhouse-{digest}"
     if not wheelhouse.is_dir():
         filling = wheelhouse.with_name(wheelhouse.name + ".partial")
