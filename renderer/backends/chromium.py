@@ -98,6 +98,7 @@ class ChromiumPool:
         self._playwright: Any = None
         self._browsers: list[Browser] = []
         self._slots: asyncio.Queue[_Slot] = asyncio.Queue()
+        self._opening: asyncio.Future[Any] | None = None
         self.version = ""
 
     async def __aenter__(self) -> ChromiumPool:
@@ -108,33 +109,48 @@ class ChromiumPool:
         await self.close()
 
     async def start(self) -> None:
-        """Launch the browsers and open every page slot on the blank local page."""
+        """Launch the browsers and open the page slots; return once the first slot is ready.
+
+        The other slots open in the background and join the queue as they are
+        ready, so the first job starts after one browser launch, not after all
+        of them (every slot is warmed up alike, so which slot a job lands on
+        does not change its bytes).
+        """
         self._playwright = await async_playwright().start()
-        executable = find_chromium()
-        for _ in range(self.browser_count):
-            browser = await self._playwright.chromium.launch(
-                executable_path=executable,
-                args=[
-                    "--disable-gpu",
-                    "--disable-quic",
-                    "--no-first-run",
-                    "--disable-sync",
-                    "--font-render-hinting=none",
-                    "--disable-lcd-text",
-                    # Byte-identical output whatever the job order or worker count:
-                    # rasterise in the page's own process, on one thread, whole
-                    # tiles at a time (with the defaults, anti-aliased edges and
-                    # scaled images varied with what other pages drew before).
-                    "--num-raster-threads=1",
-                    "--disable-oop-rasterization",
-                    "--disable-gpu-compositing",
-                    "--disable-partial-raster",
-                ],
-            )
-            self._browsers.append(browser)
-            self.version = browser.version
-            for _ in range(self.pages_per_browser):
-                self._slots.put_nowait(await self._open_slot(browser))
+        first = await self._launch()
+        await self._open_slot(first)
+        rest = [self._open_slot(first) for _ in range(self.pages_per_browser - 1)]
+        rest += [self._launch_with_slots() for _ in range(self.browser_count - 1)]
+        self._opening = asyncio.ensure_future(asyncio.gather(*rest))
+
+    async def _launch(self) -> Browser:
+        browser = await self._playwright.chromium.launch(
+            executable_path=find_chromium(),
+            args=[
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-sync",
+                "--font-render-hinting=none",
+                "--disable-lcd-text",
+                # Byte-identical output whatever the job order or worker count:
+                # rasterise in the page's own process, on one thread, whole
+                # tiles at a time (with the defaults, anti-aliased edges and
+                # scaled images varied with what other pages drew before).
+                "--num-raster-threads=1",
+                "--disable-oop-rasterization",
+                "--disable-gpu-compositing",
+                "--disable-partial-raster",
+            ],
+        )
+        self._browsers.append(browser)
+        self.version = browser.version
+        return browser
+
+    async def _launch_with_slots(self) -> None:
+        browser = await self._launch()
+        for _ in range(self.pages_per_browser):
+            await self._open_slot(browser)
 
     async def _open_slot(self, browser: Browser) -> _Slot:
         context = await browser.new_context(
@@ -152,6 +168,7 @@ class ChromiumPool:
         await cdp.send("DOM.enable")
         await cdp.send("CSS.enable")
         await self._warm_up(slot)
+        self._slots.put_nowait(slot)
         return slot
 
     async def _warm_up(self, slot: _Slot) -> None:
@@ -184,6 +201,10 @@ class ChromiumPool:
 
     async def close(self) -> None:
         """Close every browser and stop Playwright."""
+        if self._opening is not None:
+            # Slots still opening are let finish (or fail) before their browser closes.
+            await asyncio.gather(self._opening, return_exceptions=True)
+            self._opening = None
         for browser in self._browsers:
             await browser.close()
         self._browsers.clear()
