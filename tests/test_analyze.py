@@ -119,7 +119,9 @@ def test_analyze_reports_the_2x2_with_interaction_ci(tmp_path: Path) -> None:
     def rate(cell: str) -> float:
         return sum(truth[(i, c)] for (i, c) in truth if c == cell) / N_ITEMS
 
-    results = json.loads((report / "results.json").read_text(encoding="utf-8"))
+    everything = json.loads((report / "results.json").read_text(encoding="utf-8"))
+    assert [run["run"] for run in everything["runs"]] == ["m · direct"]
+    results = everything["runs"][0]
     effects = {e["name"]: e for e in results["decomposition"]["effects"]}
     interaction = effects["interaction (V10−V4)−(S10−S4)"]
     expected = (rate("V10") - rate("V4")) - (rate("S10") - rate("S4"))
