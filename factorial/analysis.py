@@ -336,7 +336,7 @@ def load_readings(
 ) -> tuple[dict[tuple[str, str], dict[str, Reading]], list[str]]:
     """Return every model's scored readings: transcription records and ocr_then_answer blocks."""
     readings: dict[tuple[str, str], dict[str, Reading]] = defaultdict(dict)
-    unknown = 0
+    unknown = repeated = 0
     for path in transcript_paths:
         for record in read_jsonl(path):
             row = rows.get(str(record.get("condition_id") or ""))
@@ -349,6 +349,7 @@ def load_readings(
                 reading = unscored(row, model, TRANSCRIBE_SOURCE, "request_error")
             else:
                 reading = score_transcript(row, transcript_of(str(response)), model)
+            repeated += row.job_key in readings[(model, TRANSCRIBE_SOURCE)]
             readings[(model, TRANSCRIBE_SOURCE)][row.job_key] = reading
     for prediction in scored:
         if prediction.mode != OCR_MODE or prediction.row.image is None:
@@ -416,7 +417,7 @@ def analyze(
     for path in prediction_paths:
         predictions += read_jsonl(path)
     scored, join_notes = score_predictions(predictions, rows, parser, seed)
-    if not scored:
+    if not scored and not transcripts:
         raise ValueError("no prediction matches a row of the output sets")
     notes += join_notes
     groups: dict[str, list[ScoredPrediction]] = defaultdict(list)
@@ -430,6 +431,8 @@ def analyze(
         notes += [prefix + note for note in run_notes]
     readings: Readings
     readings, reading_notes = load_readings(transcripts, rows, scored)
+    if not scored and not readings:
+        raise ValueError("no prediction or transcript matches a row of the output sets")
     reading = None
     if readings:
         every_cell = _by_cell(scored)
@@ -440,7 +443,7 @@ def analyze(
             return _at_reference(_factors(row, use_condition), shared, "")
 
         reading = analyze_reading(
-            scored, readings, rows, at_reference, read_threshold, n_boot, seed
+            dict(sorted(groups.items())), readings, rows, at_reference, read_threshold, n_boot, seed
         )
         notes += reading_notes + list(reading.notes)
     return AnalysisResults(

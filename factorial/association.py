@@ -8,7 +8,7 @@ from its seed.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,25 +64,38 @@ class LogisticFit:
         return float(1.0 / (1.0 + np.exp(-(self.intercept + self.slope * score))))
 
 
-def _groups(clusters: Sequence[Hashable] | None, n: int) -> list[np.ndarray]:
+_CHUNK = 256  # bootstrap draws computed together (bounded memory: chunk × rows floats)
+
+
+def _cluster_index(clusters: Sequence[Hashable] | None, n: int) -> tuple[np.ndarray, int]:
+    """Return each row's cluster number and the number of clusters (one per row when None)."""
     if clusters is None:
-        return [np.array([i]) for i in range(n)]
-    index: dict[Hashable, list[int]] = {}
-    for row, cluster in enumerate(clusters):
-        index.setdefault(cluster, []).append(row)
-    return [np.array(rows) for rows in index.values()]
+        return np.arange(n), n
+    numbers: dict[Hashable, int] = {}
+    index = np.array([numbers.setdefault(c, len(numbers)) for c in clusters], dtype=int)
+    return index, len(numbers)
 
 
-def _draws(
-    groups: list[np.ndarray], n_boot: int, seed: int
-) -> list[np.ndarray]:  # row indices of each bootstrap sample
+def _bootstrap_weights(
+    clusters: Sequence[Hashable] | None, n: int, n_boot: int, seed: int
+) -> Iterator[np.ndarray]:
+    """Yield chunks of bootstrap draws as row weights (how often each row was drawn).
+
+    A draw resamples clusters with replacement; every row of a drawn cluster
+    counts once per draw of its cluster.
+    """
+    index, n_clusters = _cluster_index(clusters, n)
     rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(groups), size=(n_boot, len(groups)))
-    return [np.concatenate([groups[g] for g in pick]) for pick in picks]
+    for start in range(0, n_boot, _CHUNK):
+        size = min(_CHUNK, n_boot - start)
+        picks = rng.integers(0, n_clusters, size=(size, n_clusters))
+        offsets = (picks + n_clusters * np.arange(size)[:, None]).ravel()
+        counts = np.bincount(offsets, minlength=size * n_clusters).reshape(size, n_clusters)
+        yield counts[:, index].astype(float)
 
 
-def _percentiles(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
-    finite = np.asarray([v for v in values if np.isfinite(v)], dtype=float)
+def _percentiles(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
+    finite = values[np.isfinite(values)]
     if finite.size == 0:
         return (float("nan"), float("nan"))
     alpha = (1 - confidence) / 2
@@ -97,16 +110,23 @@ def mean_score(
     data = np.asarray(values, dtype=float)
     if data.size == 0:
         return MeanScore(float("nan"), float("nan"), float("nan"), 0)
-    rng = np.random.default_rng(seed)
-    means = data[rng.integers(0, data.size, size=(n_boot, data.size))].mean(axis=1)
-    low, high = _percentiles(means.tolist())
+    means = np.concatenate(
+        [(w @ data) / data.size for w in _bootstrap_weights(None, data.size, n_boot, seed)]
+    )
+    low, high = _percentiles(means)
     return MeanScore(float(data.mean()), low, high, int(data.size))
 
 
-def _pearson(x: np.ndarray, y: np.ndarray) -> float:
-    if x.size < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return float("nan")
-    return float(np.corrcoef(x, y)[0, 1])
+def _weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Return Pearson r for each row of weights `w` (nan where x or y does not vary)."""
+    total = w.sum(axis=1)
+    dx = x - ((w @ x) / total)[:, None]
+    dy = y - ((w @ y) / total)[:, None]
+    covariance = (w * dx * dy).sum(axis=1)
+    spread = np.sqrt((w * dx * dx).sum(axis=1) * (w * dy * dy).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = covariance / spread
+    return np.where(spread > 1e-12 * total, r, np.nan)
 
 
 def point_biserial(
@@ -120,32 +140,51 @@ def point_biserial(
     """Return the point-biserial r of scores and outcomes, its bootstrap interval and p-value."""
     x = np.asarray(scores, dtype=float)
     y = np.asarray(outcomes, dtype=float)
-    r = _pearson(x, y)
-    pvalue = None
-    if np.isfinite(r) and x.size > 2:
-        pvalue = float(scipy_stats.pearsonr(x, y).pvalue)
-    draws = _draws(_groups(clusters, x.size), n_boot, seed) if np.isfinite(r) else []
-    low, high = _percentiles([_pearson(x[rows], y[rows]) for rows in draws])
+    if x.size < 2:
+        return Correlation(name, float("nan"), float("nan"), float("nan"), int(x.size), None)
+    r = float(_weighted_pearson(x, y, np.ones((1, x.size)))[0])
+    if not np.isfinite(r):
+        return Correlation(name, r, float("nan"), float("nan"), int(x.size), None)
+    pvalue = float(scipy_stats.pearsonr(x, y).pvalue) if x.size > 2 else None
+    draws = np.concatenate(
+        [_weighted_pearson(x, y, w) for w in _bootstrap_weights(clusters, x.size, n_boot, seed)]
+    )
+    low, high = _percentiles(draws)
     return Correlation(name, r, low, high, int(x.size), pvalue)
 
 
-def _newton(x: np.ndarray, y: np.ndarray) -> tuple[float, float, bool]:
-    """Return the maximum-likelihood (intercept, slope) of a one-predictor logistic model."""
-    design = np.column_stack([np.ones_like(x), x])
-    beta = np.zeros(2)
+def _newton(
+    x: np.ndarray, y: np.ndarray, w: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return the weighted maximum-likelihood (intercept, slope, converged) for each weight row.
+
+    Newton–Raphson on the two-parameter log-likelihood, all rows at once. A
+    row whose Hessian turns singular, whose slope runs past `_MAX_SLOPE` or
+    that has not settled after `_NEWTON_STEPS` is a separated fit.
+    """
+    rows = w.shape[0]
+    intercept, slope = np.zeros(rows), np.zeros(rows)
+    done, failed = np.zeros(rows, bool), np.zeros(rows, bool)
     for _ in range(_NEWTON_STEPS):
-        p = 1.0 / (1.0 + np.exp(-np.clip(design @ beta, -_MAX_LOGIT, _MAX_LOGIT)))
-        weights = p * (1 - p)
-        hessian = design.T @ (design * weights[:, None])
-        if np.linalg.cond(hessian) > 1e12:
-            return float(beta[0]), float(beta[1]), False
-        step = np.linalg.solve(hessian, design.T @ (y - p))
-        beta = beta + step
-        if abs(beta[1]) > _MAX_SLOPE:
-            return float(beta[0]), float(beta[1]), False
-        if np.max(np.abs(step)) < 1e-10:
-            return float(beta[0]), float(beta[1]), True
-    return float(beta[0]), float(beta[1]), False
+        active = ~done & ~failed
+        if not active.any():
+            break
+        eta = np.clip(intercept[:, None] + slope[:, None] * x, -_MAX_LOGIT, _MAX_LOGIT)
+        p = 1.0 / (1.0 + np.exp(-eta))
+        residual, curvature = w * (y - p), w * p * (1 - p)
+        g0, g1 = residual.sum(axis=1), residual @ x
+        h00, h01, h11 = curvature.sum(axis=1), curvature @ x, curvature @ (x * x)
+        determinant = h00 * h11 - h01 * h01
+        singular = (h00 < 1e-10) | (determinant <= 1e-12 * np.maximum(h00 * h11, 1e-300))
+        failed |= active & singular
+        active &= ~singular
+        safe = np.where(active, determinant, 1.0)
+        step0 = np.where(active, (h11 * g0 - h01 * g1) / safe, 0.0)
+        step1 = np.where(active, (h00 * g1 - h01 * g0) / safe, 0.0)
+        intercept, slope = intercept + step0, slope + step1
+        failed |= active & (np.abs(slope) > _MAX_SLOPE)
+        done |= active & (np.maximum(np.abs(step0), np.abs(step1)) < 1e-9)
+    return intercept, slope, done & ~failed
 
 
 def logistic_fit(
@@ -162,20 +201,18 @@ def logistic_fit(
     if x.size < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         nan = float("nan")
         return LogisticFit(name, nan, nan, nan, nan, int(x.size), False, 0)
-    intercept, slope, converged = _newton(x, y)
-    slopes: list[float] = []
+    intercept, slope, converged = _newton(x, y, np.ones((1, x.size)))
+    slopes: list[np.ndarray] = []
     separated = 0
-    for rows in _draws(_groups(clusters, x.size), n_boot, seed):
-        if np.ptp(x[rows]) == 0 or np.ptp(y[rows]) == 0:
-            separated += 1
-            continue
-        _, draw, ok = _newton(x[rows], y[rows])
-        if ok:
-            slopes.append(draw)
-        else:
-            separated += 1
-    low, high = _percentiles(slopes)
-    return LogisticFit(name, intercept, slope, low, high, int(x.size), converged, separated)
+    for w in _bootstrap_weights(clusters, x.size, n_boot, seed):
+        _, draws, ok = _newton(x, y, w)
+        slopes.append(draws[ok])
+        separated += int((~ok).sum())
+    low, high = _percentiles(np.concatenate(slopes))
+    return LogisticFit(
+        name, float(intercept[0]), float(slope[0]), low, high, int(x.size), bool(converged[0]),
+        separated,
+    )  # fmt: skip
 
 
 def across_groups(
@@ -195,14 +232,19 @@ def across_groups(
         return Correlation(name, float("nan"), float("nan"), float("nan"), len(common), None)
     score = np.array([[points[g][i][0] for i in common] for g in groups], dtype=float)
     right = np.array([[float(points[g][i][1]) for i in common] for g in groups], dtype=float)
-    r = _pearson(score.mean(axis=1), right.mean(axis=1))
+    mean_score_, mean_right = score.mean(axis=1), right.mean(axis=1)
+    r = float(_weighted_pearson(mean_score_, mean_right, np.ones((1, len(groups))))[0])
     pvalue = None
     if np.isfinite(r):
-        pvalue = float(scipy_stats.pearsonr(score.mean(axis=1), right.mean(axis=1)).pvalue)
-    rng = np.random.default_rng(seed)
+        pvalue = float(scipy_stats.pearsonr(mean_score_, mean_right).pvalue)
     draws = []
-    for _ in range(n_boot):
-        rows = rng.integers(0, len(common), size=len(common))
-        draws.append(_pearson(score[:, rows].mean(axis=1), right[:, rows].mean(axis=1)))
-    low, high = _percentiles(draws)
+    for w in _bootstrap_weights(None, len(common), n_boot, seed):
+        means_x = (w @ score.T) / len(common)  # draws × groups
+        means_y = (w @ right.T) / len(common)
+        dx = means_x - means_x.mean(axis=1, keepdims=True)
+        dy = means_y - means_y.mean(axis=1, keepdims=True)
+        spread = np.sqrt((dx * dx).sum(axis=1) * (dy * dy).sum(axis=1))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            draws.append(np.where(spread > 1e-12, (dx * dy).sum(axis=1) / spread, np.nan))
+    low, high = _percentiles(np.concatenate(draws))
     return Correlation(name, r, low, high, len(common), pvalue)

@@ -16,7 +16,9 @@ Wording sources (data, quoted verbatim):
 The reading probes follow the seeds' setups; their wording is itemshot's own,
 since neither seed publishes its transcription prompt:
 * `transcribe` (JMMMU-Pro's OCR analysis): write out the question and every
-  option, not the text inside figures, formulas as `$…$` LaTeX, nothing else.
+  option, not the text inside figures (nor captions, page headers, question
+  numbers: the scenes draw them, the source text has none), formulas as
+  `$…$` LaTeX, nothing else.
 * `ocr_then_answer` (MMMU-Pro's OCR-prompt condition): the CoT vision wording
   ("Write out the multiple-choice question in the image and then solve it")
   with the transcription fenced by `<transcript>` … `</transcript>` lines, so
@@ -74,7 +76,7 @@ _MMMU_PRO["ocr_then_answer"] = {
     "vision": (
         "Write out the multiple-choice question in the image and then solve it. First copy "
         "the question text and every option exactly as they appear in the image (not the "
-        "text inside figures), each option on its own line starting with its letter, "
+        "text inside figures, captions, page headers or question numbers), each option on its own line starting with its letter, "
         f"between a line {TRANSCRIPT_OPEN} and a line {TRANSCRIPT_CLOSE}. Write formulas "
         "in LaTeX between $ signs. Then solve the question. The last line of your response "
         "should be of the following format: 'Answer: $LETTER' (without quotes) where LETTER "
@@ -87,14 +89,16 @@ _TRANSCRIBE = {
     "en": (
         "Transcribe the multiple-choice question in the image. Write out the question text "
         "and every option exactly as they appear, each option on its own line starting with "
-        "its letter (for example 'A. ...'). Do not transcribe text inside figures, charts, "
-        "tables drawn as pictures or diagrams. Write formulas in LaTeX between $ signs. "
+        "its letter (for example 'A. ...'). Leave out the text inside figures, charts and "
+        "diagrams, figure captions, page headers and footers, and question numbers and "
+        "points. Write formulas in LaTeX between $ signs. "
         "Output only the transcription, with no answer and no comments."
     ),
     "ja": (
         "画像の選択式問題を書き起こしてください。問題文とすべての選択肢を、書かれているとおり"
         "正確に書き写してください。各選択肢は改行し、その記号から書き始めてください"
-        "（例：「A. …」）。図・グラフ・図表の中の文字は書き起こさないでください。数式は $ で"
+        "（例：「A. …」）。図・グラフの中の文字、図の見出し、ページのヘッダーやフッター、"
+        "問題番号や配点は書き起こさないでください。数式は $ で"
         "囲んだ LaTeX で書いてください。書き起こした文章だけを出力し、解答や説明は書かないで"
         "ください。"
     ),
@@ -126,7 +130,8 @@ _JMMMU_PRO = {
 _JMMMU_PRO["ocr_then_answer"] = {
     "vision": (
         "画像の選択式問題を書き起こしてから解いてください。まず、問題文とすべての選択肢を画像に"
-        "書かれているとおり正確に（図の中の文字は除く）、各選択肢を改行してその記号から書き始め、"
+        "書かれているとおり正確に（図の中の文字、図の見出し、ヘッダー、問題番号は除く）、"
+        "各選択肢を改行してその記号から書き始め、"
         f"{TRANSCRIPT_OPEN} の行と {TRANSCRIPT_CLOSE} の行の間に書き写してください。数式は $ で"
         "囲んだ LaTeX で書いてください。次に問題を解いてください。あなたの回答の最終行は、次の"
         "形式にしてください：'答え: $LETTER'（引用符なし）。ここで LETTER は選択肢のいずれかの"

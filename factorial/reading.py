@@ -192,15 +192,9 @@ def transcription_table(
     return out
 
 
-def _runs(scored: Iterable[Answered]) -> dict[str, list[Answered]]:
-    runs: dict[str, list[Answered]] = defaultdict(list)
-    for prediction in scored:
-        runs[run_name(prediction.model, prediction.mode)].append(prediction)
-    return dict(sorted(runs.items()))
-
-
 def _reading_for(prediction: Answered, readings: Readings) -> Reading | None:
-    """Return the reading that goes with a prediction: its own block, else the transcription."""
+    """Return the reading behind a prediction: an ocr_then_answer run's own block, else the
+    model's transcription of the same image."""
     source = OCR_MODE if prediction.mode == OCR_MODE else TRANSCRIBE_SOURCE
     reading = readings.get((prediction.model, source), {}).get(prediction.row.job_key)
     return reading if reading is not None and reading.scored else None
@@ -368,7 +362,7 @@ def ocr_gains(
 
 
 def analyze_reading(
-    scored: Sequence[Answered],
+    runs: Mapping[str, Sequence[Answered]],
     readings: Readings,
     rows: Mapping[str, SweepRow],
     at_reference: Callable[[SweepRow], bool],
@@ -376,8 +370,8 @@ def analyze_reading(
     n_boot: int = 2000,
     seed: int = 0,
 ) -> ReadingResults:
-    """Return the reading-versus-reasoning analysis of predictions and readings."""
-    runs = _runs(scored)
+    """Return the reading-versus-reasoning analysis of each run's predictions and the readings."""
+    scored = [p for predictions in runs.values() for p in predictions]
     pairs = paired_items(runs, readings)
     correlations, fits, across, points = _item_level(runs, pairs, n_boot, seed)
     notes = []

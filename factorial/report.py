@@ -101,7 +101,7 @@ def tables(results: AnalysisResults) -> list[TableSpec]:
 
 
 def _describe(results: AnalysisResults) -> str:
-    runs = ", ".join(run.run for run in results.runs)
+    runs = ", ".join(run.run for run in results.runs) or "none (transcripts only)"
     return (
         f"Runs (model · prompt): {runs} · parser: `{results.parser}` · "
         f"{results.n_predictions} predictions. Differences are in percentage points; "

@@ -20,14 +20,16 @@ reading and itemshot's own OCR round trip are scored by one rule:
   `letter_mismatch` (an option's letter not read, or the option absent) and
   `short_option_missing` checks, plus the baseline numbers of formulas.
 
-Reading a transcript: the text between a `<transcript>` line and a
-`</transcript>` line when the reply has one (the `ocr_then_answer` prompt asks
+Reading a transcript: the text between `<transcript>` and `</transcript>`
+(on their own lines or not) when the reply has them (the `ocr_then_answer` prompt asks
 for it; its answer is parsed from the text after the closing line), else the
 whole reply of the transcription task, without a Markdown fence around it.
-Option labels (`A.`, `A)`, `A:`, `(A)` at a line start, `(A)` after a space)
-split it into stem and options; of the labels found, the longest run in
-increasing letter order is used, so a stem's "I. … II. …" statements or a
-cited "(B)" do not open the options.
+Option labels split it into stem and options: a label opening a line, read
+by the verifier's label reader (`A.`, `A)`, `A:`, `(A)`, and OCR-style
+misreadings such as `(8)` for B), and `(A)` after a space (options in two
+columns). Of the labels found, the longest run in increasing letter order
+is used (the later one among equals), so a stem's "I. … II. …" statements
+or a cited "(B)" do not open the options.
 """
 
 from __future__ import annotations
@@ -41,19 +43,17 @@ from itemshot.renderer.items import LETTERS, Item
 from itemshot.verify.expected import Field
 from itemshot.verify.expected import options as expected_options
 from itemshot.verify.expected import stem as expected_stem
+from itemshot.verify.labels import split_label
 from itemshot.verify.scoring import score_option, score_stem
 from itemshot.verify.text import normalise, ocr_accuracy
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS
 from itemshot.verify.tokens import missing_formula_numbers
 
 STEM_ONLY_FORMATS = ("vision_question_only",)
-_OPEN = re.compile(rf"^\s*{re.escape(TRANSCRIPT_OPEN)}\s*$", re.IGNORECASE | re.MULTILINE)
-_CLOSE = re.compile(rf"^\s*{re.escape(TRANSCRIPT_CLOSE)}\s*$", re.IGNORECASE | re.MULTILINE)
+_OPEN = re.compile(re.escape(TRANSCRIPT_OPEN), re.IGNORECASE)
+_CLOSE = re.compile(re.escape(TRANSCRIPT_CLOSE), re.IGNORECASE)
 _FENCE = re.compile(r"^\s*```[^\n]*\n(?P<body>.*?)\n```\s*$", re.DOTALL)
-_LINE_LABEL = re.compile(
-    r"^[ \t]*(?:[-*•][ \t]+)?(?:\*\*)?(?:\((?P<a>[A-Z])\)|(?P<b>[A-Z])[.):、])(?:\*\*)?[ \t]*",
-    re.MULTILINE,
-)
+_BULLET = re.compile(r"^[ \t]*(?:[-*•][ \t]+)?(?:\*\*)?")  # Markdown list marks and bold
 _INLINE_LABEL = re.compile(r"(?<=[ \t])\((?P<a>[A-Z])\)[ \t]+")
 # The verifier's reason codes that name a critical token, and how the report calls them.
 CRITICAL_REASONS = {
@@ -132,7 +132,7 @@ def split_ocr_answer(response: str) -> tuple[str | None, str]:
     closed = _CLOSE.search(response, opened.end())
     if closed is None:
         return None, response
-    return response[opened.end() : closed.start()].strip("\n"), response[closed.end() :]
+    return response[opened.end() : closed.start()].strip(), response[closed.end() :]
 
 
 def transcript_of(response: str) -> str:
@@ -142,16 +142,20 @@ def transcript_of(response: str) -> str:
 
 
 def _increasing_run(labels: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
-    """Return the longest subsequence of (start, end, letter index) with increasing letters."""
+    """Return the longest subsequence of (start, end, letter index) with increasing letters.
+
+    Among equally long runs the later labels win: options follow the stem, so
+    a stem's own "a)" gives way to the option "A." after it.
+    """
     if not labels:
         return []
     best = [1] * len(labels)
     previous = [-1] * len(labels)
     for i in range(len(labels)):
         for j in range(i):
-            if labels[j][2] < labels[i][2] and best[j] + 1 > best[i]:
+            if labels[j][2] < labels[i][2] and best[j] + 1 >= best[i]:
                 best[i], previous[i] = best[j] + 1, j
-    index = max(range(len(labels)), key=lambda k: (best[k], -k))
+    index = max(range(len(labels)), key=lambda k: (best[k], k))
     run = []
     while index >= 0:
         run.append(labels[index])
@@ -159,19 +163,37 @@ def _increasing_run(labels: list[tuple[int, int, int]]) -> list[tuple[int, int, 
     return run[::-1]
 
 
+def _labels(text: str, allowed: str) -> list[tuple[int, int, int]]:
+    """Return every candidate option label: (start, end, letter index), in text order.
+
+    A line's leading label is read by the verifier's own label reader (which
+    knows the usual misreadings, "(8)" for B); further labels on a line
+    (options in two columns) must be a parenthesised capital, "(B)".
+    """
+    found: list[tuple[int, int, int]] = []
+    position = 0
+    for line in text.split("\n"):
+        bullet = _BULLET.match(line)
+        skip = bullet.end() if bullet else 0
+        letter, rest = split_label(line[skip:])
+        first_end = 0
+        if letter is not None and letter in allowed:
+            first_end = len(line) - len(rest.removeprefix("**").lstrip())
+            found.append((position, position + first_end, allowed.index(letter)))
+        for match in _INLINE_LABEL.finditer(line, first_end):
+            if match.group("a") in allowed:
+                found.append(
+                    (position + match.start(), position + match.end(), allowed.index(match["a"]))
+                )
+        position += len(line) + 1
+    return found
+
+
 def split_fields(transcript: str, n_options: int) -> tuple[str, dict[str, str]]:
     """Return (stem text, option letter → text) of a transcript, split at its option labels."""
     text = "\n".join(normalise(line) for line in transcript.splitlines())
     allowed = LETTERS[:n_options]
-    labels: list[tuple[int, int, int]] = []
-    for pattern in (_LINE_LABEL, _INLINE_LABEL):
-        for match in pattern.finditer(text):
-            letter = match.group("a") or match.group("b")
-            if letter in allowed:
-                labels.append((match.start(), match.end(), allowed.index(letter)))
-    labels.sort()
-    labels = [label for i, label in enumerate(labels) if i == 0 or label[0] >= labels[i - 1][1]]
-    run = _increasing_run(labels)
+    run = _increasing_run(_labels(text, allowed))
     if not run:
         return text.strip(), {}
     found: dict[str, str] = {}
@@ -208,8 +230,10 @@ def _whole(stem_text: str, lines: list[tuple[str, str]]) -> str:
 
 
 def _critical(field: Field, observed: str, reasons: list[tuple[str, str]]) -> None:
-    if field.math:
-        reasons += [("numbers", n) for n in missing_formula_numbers(field.math, observed)]
+    """Add the formula numbers not found in the observed text (the whole-image audit's check)."""
+    missing = missing_formula_numbers(field.math, observed) if field.math else []
+    if missing:
+        reasons.append(("numbers", f"{field.name}: in a formula: {', '.join(missing)}"))
 
 
 def score_transcript(

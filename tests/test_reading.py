@@ -11,6 +11,7 @@ statsmodels.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -30,6 +31,7 @@ from hypothesis import strategies as st
 from PIL import Image, ImageDraw
 from test_predict import StandIn, image_hashes, main, write_manifest
 
+import itemshot
 from itemshot.factorial.messages import build_request, build_transcription_request
 from itemshot.factorial.prompts import resolve_prompts
 from itemshot.factorial.sweep import SweepRow, row_from_record
@@ -169,6 +171,9 @@ def test_transcript_blocks_and_labels() -> None:
     block, rest = split_ocr_answer(reply)
     assert block == "Q?\nA. one\nB. two" and rest.strip() == "So.\nAnswer: B"
     assert split_ocr_answer("Answer: B") == (None, "Answer: B")
+    assert split_ocr_answer("<Transcript>Q? A. one</transcript> Answer: A") == (
+        "Q? A. one", " Answer: A"
+    )
     assert split_ocr_answer("<transcript>\nQ?\nAnswer: B")[0] is None  # never closed
     stem, found = split_fields("Which hold?\nI. one\nII. two\n(A) I only (B) II only", 2)
     assert stem == "Which hold?\nI. one\nII. two"
@@ -290,6 +295,7 @@ def _replies(out: Path, rows: list[dict[str, Any]]) -> dict[tuple[str, str, tupl
     return replies
 
 
+@functools.cache
 def _accuracy(model: str, index: int) -> float:
     return documented_accuracy(
         expected_whole(index), observed_whole(index, TRANSCRIPTS[model][index])
@@ -343,6 +349,15 @@ def test_two_prompts_three_models_reading_report(tmp_path: Path) -> None:
     records = [json.loads(x) for x in transcripts[0].read_text(encoding="utf-8").splitlines()]
     assert len(records) == N_ITEMS and {r["task"] for r in records} == {"transcribe"}
     assert all(r["condition_id"].endswith("|vision") for r in records)
+
+    # Transcripts alone, from Python: the reading table needs no answers.
+    alone = itemshot.analyze([], out, transcripts=transcripts[0], bootstrap=100)
+    assert alone.runs == () and alone.reading is not None
+    (only,) = alone.reading.transcription
+    assert (only.model, only.cell, only.accuracy.n) == ("m1", "vision·4", N_ITEMS)
+    assert only.accuracy.mean == pytest.approx(
+        statistics.mean(_accuracy("m1", i) for i in range(N_ITEMS))
+    )
 
     # Two models (m1 with two prompts, m2): the report a user of a two-model sweep reads.
     two = tmp_path / "report-two-models"

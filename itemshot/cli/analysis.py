@@ -75,7 +75,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Join predictions with the output set(s) and write report.md, "
         "report.html, results.json and PNG plots.",
     )
-    analyze.add_argument("predictions", type=Path, nargs="+", metavar="PREDICTIONS")
+    analyze.add_argument(
+        "predictions",
+        type=Path,
+        nargs="*",
+        metavar="PREDICTIONS",
+        help="predictions.jsonl files (may be left out when --transcripts are given)",
+    )
     analyze.add_argument("--sets", type=Path, nargs="+", required=True, metavar="OUT")
     analyze.add_argument("--parser", choices=PARSER_NAMES, default="strict")
     analyze.add_argument("--report", type=Path, help="report folder (default OUT/report)")
