@@ -172,7 +172,8 @@ def test_transcript_blocks_and_labels() -> None:
     assert block == "Q?\nA. one\nB. two" and rest.strip() == "So.\nAnswer: B"
     assert split_ocr_answer("Answer: B") == (None, "Answer: B")
     assert split_ocr_answer("<Transcript>Q? A. one</transcript> Answer: A") == (
-        "Q? A. one", " Answer: A"
+        "Q? A. one",
+        " Answer: A",
     )
     assert split_ocr_answer("<transcript>\nQ?\nAnswer: B")[0] is None  # never closed
     stem, found = split_fields("Which hold?\nI. one\nII. two\n(A) I only (B) II only", 2)
