@@ -129,30 +129,6 @@ def _weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray
     return np.where(spread > 1e-12 * total, r, np.nan)
 
 
-def point_biserial(
-    name: str,
-    scores: Sequence[float],
-    outcomes: Sequence[bool],
-    n_boot: int = DEFAULT_BOOTSTRAP,
-    seed: int = 0,
-    clusters: Sequence[Hashable] | None = None,
-) -> Correlation:
-    """Return the point-biserial r of scores and outcomes, its bootstrap interval and p-value."""
-    x = np.asarray(scores, dtype=float)
-    y = np.asarray(outcomes, dtype=float)
-    if x.size < 2:
-        return Correlation(name, float("nan"), float("nan"), float("nan"), int(x.size), None)
-    r = float(_weighted_pearson(x, y, np.ones((1, x.size)))[0])
-    if not np.isfinite(r):
-        return Correlation(name, r, float("nan"), float("nan"), int(x.size), None)
-    pvalue = float(scipy_stats.pearsonr(x, y).pvalue) if x.size > 2 else None
-    draws = np.concatenate(
-        [_weighted_pearson(x, y, w) for w in _bootstrap_weights(clusters, x.size, n_boot, seed)]
-    )
-    low, high = _percentiles(draws)
-    return Correlation(name, r, low, high, int(x.size), pvalue)
-
-
 def _newton(
     x: np.ndarray, y: np.ndarray, w: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -187,32 +163,43 @@ def _newton(
     return intercept, slope, done & ~failed
 
 
-def logistic_fit(
+def item_association(
     name: str,
     scores: Sequence[float],
     outcomes: Sequence[bool],
     n_boot: int = DEFAULT_BOOTSTRAP,
     seed: int = 0,
     clusters: Sequence[Hashable] | None = None,
-) -> LogisticFit:
-    """Return the logistic fit of outcome on score and a bootstrap interval of its slope."""
+) -> tuple[Correlation, LogisticFit]:
+    """Return the point-biserial r and the logistic fit of outcome on score, with intervals.
+
+    Both intervals come from the same bootstrap draws. r is the Pearson
+    correlation of the score and the 0/1 outcome, with its t-test p-value.
+    """
     x = np.asarray(scores, dtype=float)
     y = np.asarray(outcomes, dtype=float)
-    if x.size < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        nan = float("nan")
-        return LogisticFit(name, nan, nan, nan, nan, int(x.size), False, 0)
-    intercept, slope, converged = _newton(x, y, np.ones((1, x.size)))
+    n, nan = int(x.size), float("nan")
+    r = float(_weighted_pearson(x, y, np.ones((1, n)))[0]) if n >= 2 else nan
+    if not np.isfinite(r):  # too few rows, or a score or outcome that never varies
+        return Correlation(name, r, nan, nan, n, None), LogisticFit(
+            name, nan, nan, nan, nan, n, False, 0
+        )
+    pvalue = float(scipy_stats.pearsonr(x, y).pvalue) if n > 2 else None
+    intercept, slope, converged = _newton(x, y, np.ones((1, n)))
+    rs: list[np.ndarray] = []
     slopes: list[np.ndarray] = []
     separated = 0
-    for w in _bootstrap_weights(clusters, x.size, n_boot, seed):
+    for w in _bootstrap_weights(clusters, n, n_boot, seed):
+        rs.append(_weighted_pearson(x, y, w))
         _, draws, ok = _newton(x, y, w)
         slopes.append(draws[ok])
         separated += int((~ok).sum())
+    r_low, r_high = _percentiles(np.concatenate(rs))
     low, high = _percentiles(np.concatenate(slopes))
-    return LogisticFit(
-        name, float(intercept[0]), float(slope[0]), low, high, int(x.size), bool(converged[0]),
-        separated,
-    )  # fmt: skip
+    fit = LogisticFit(
+        name, float(intercept[0]), float(slope[0]), low, high, n, bool(converged[0]), separated
+    )
+    return Correlation(name, r, r_low, r_high, n, pvalue), fit
 
 
 def across_groups(

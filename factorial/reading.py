@@ -33,9 +33,8 @@ from itemshot.factorial.association import (
     LogisticFit,
     MeanScore,
     across_groups,
-    logistic_fit,
+    item_association,
     mean_score,
-    point_biserial,
 )
 from itemshot.factorial.stats import Accuracy, Effect, accuracy, paired_effect
 from itemshot.factorial.sweep import IMAGE_FORMATS, SweepRow
@@ -233,8 +232,9 @@ def _item_level(
     for run, group in sorted(by_run.items()):
         scores = [p.reading for p in group]
         outcomes = [p.correct for p in group]
-        correlations.append(point_biserial(run, scores, outcomes, n_boot, seed))
-        fits.append(logistic_fit(run, scores, outcomes, n_boot, seed))
+        correlation, fit = item_association(run, scores, outcomes, n_boot, seed)
+        correlations.append(correlation)
+        fits.append(fit)
         first = runs[run][0]
         points.append(
             ModelPoint(run, first.model, first.mode, mean_score(scores, n_boot, seed),
@@ -250,8 +250,9 @@ def _item_level(
         scores = [p.reading for p in pooled]
         outcomes = [p.correct for p in pooled]
         clusters = [p.item_id for p in pooled]
-        correlations.append(point_biserial(name, scores, outcomes, n_boot, seed, clusters))
-        fits.append(logistic_fit(name, scores, outcomes, n_boot, seed, clusters))
+        correlation, fit = item_association(name, scores, outcomes, n_boot, seed, clusters)
+        correlations.append(correlation)
+        fits.append(fit)
         table = {
             model: {p.condition_id: (p.reading, p.correct) for p in group}
             for model, group in models.items()

@@ -29,7 +29,8 @@ RATES = {"S4": 0.8, "S10": 0.6, "V4": 0.7, "V10": 0.45, "whiteboard": 0.3, "blin
 N_ITEMS = 60
 
 
-def _draw(out: Path, name: str, text: str) -> str:
+def draw_image(out: Path, name: str, text: str) -> str:
+    """Write a small PNG showing `text` into `out/images/` and return its relative path."""
     image = Image.new("RGB", (8 * len(text) + 20, 40), "white")
     ImageDraw.Draw(image).text((5, 20), text, fill="black")
     buffer = io.BytesIO()
@@ -72,9 +73,11 @@ def _sweep(out: Path) -> tuple[list[dict[str, Any]], dict[tuple[str, str], bool]
                    "answer": answer, "n_options": len(options),
                    "condition": {"format": fmt, "n_options": 4 if cell.endswith("4") else 10}}  # fmt: skip
             if fmt == "standard":
-                row["figures"] = [_draw(out, f"{item['id']}_figure.png", f"figure {item['id']}")]
+                row["figures"] = [
+                    draw_image(out, f"{item['id']}_figure.png", f"figure {item['id']}")
+                ]
             if layout:
-                row["image"] = _draw(out, f"{item['id']}_{cell}.png", f"{item['id']} {cell}")
+                row["image"] = draw_image(out, f"{item['id']}_{cell}.png", f"{item['id']} {cell}")
                 row["condition"]["layout"] = layout
                 row["presentation"] = {"layout": layout}
             rows.append(row)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import io
 import json
 import math
 import os
@@ -28,7 +27,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from PIL import Image, ImageDraw
+from test_analyze import draw_image
 from test_predict import StandIn, image_hashes, main, write_manifest
 
 import itemshot
@@ -227,16 +226,6 @@ ANSWERS = {  # (model, prompt, cell) → right (1) / wrong (0) per item
 NO_BLOCK = 7  # m1's ocr_then_answer reply to this item has no transcript block
 
 
-def _draw(out: Path, name: str, text: str) -> str:
-    image = Image.new("RGB", (8 * len(text) + 20, 40), "white")
-    ImageDraw.Draw(image).text((5, 20), text, fill="black")
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
-    (out / "images").mkdir(parents=True, exist_ok=True)
-    (out / "images" / name).write_bytes(buffer.getvalue())
-    return f"images/{name}"
-
-
 def _manifest(out: Path, n_items: int = N_ITEMS) -> list[dict[str, Any]]:
     rows = []
     for index in range(n_items):
@@ -245,13 +234,13 @@ def _manifest(out: Path, n_items: int = N_ITEMS) -> list[dict[str, Any]]:
                 "answer": "B", "subject": "Physics", "language": "en", "error": None}  # fmt: skip
         rows.append(
             {**base, "job_key": f"q{index}|vision", "format": "vision",
-             "image": _draw(out, f"q{index}.png", f"page q{index}"),
+             "image": draw_image(out, f"q{index}.png", f"page q{index}"),
              "condition": {"format": "vision", "n_options": 4},
              "verify": {"passed": True, "scores": verifier_scores(index)}}
         )  # fmt: skip
         rows.append(
             {**base, "job_key": f"q{index}|standard", "format": "standard",
-             "figures": [_draw(out, f"q{index}-figure.png", f"figure q{index}")],
+             "figures": [draw_image(out, f"q{index}-figure.png", f"figure q{index}")],
              "condition": {"format": "standard", "n_options": 4}}
         )  # fmt: skip
     write_manifest(out, rows)
