@@ -32,6 +32,7 @@ from test_predict import StandIn, image_hashes, main, write_manifest
 
 import itemshot
 from itemshot.factorial.messages import build_request, build_transcription_request
+from itemshot.factorial.predict import PredictConfig, prompts_for
 from itemshot.factorial.prompts import resolve_prompts
 from itemshot.factorial.sweep import SweepRow, row_from_record
 from itemshot.factorial.transcripts import score_transcript, split_fields, split_ocr_answer
@@ -204,6 +205,12 @@ def test_transcription_prompts_follow_the_item_language() -> None:
     ocr = resolve_prompts("ocr_then_answer", "en")
     assert "<transcript>" in ocr.vision and "Answer: $LETTER" in ocr.vision
     assert ocr.standard == resolve_prompts("cot", "en").standard
+    row = SweepRow("j|vision", "j", "vision", "A", ("x", "y"), "問", image=Path("j.png"),
+                   language="ja")  # fmt: skip
+    assert prompts_for(PredictConfig("m", task="transcribe").prompt_spec)(row).vision == japanese
+    for bad in ({"task": "transcribe", "prompt": "cot"}, {"prompt": "transcribe"}):
+        with pytest.raises(ValueError):
+            PredictConfig("m", **bad)
 
 
 # ---------------------------------------------------------------- the stand-in sweep
