@@ -1,11 +1,14 @@
 """Join predictions with their output sets, parse the answers and compute the statistics.
 
-Cells are (format, number of options). The 2×2 uses the standard and vision
-cells at 4 and 10 options. Presentation factors come from each row's
+Predictions are grouped into runs, one per model and prompt (`m · direct`),
+and each run is analysed on its own. Cells are (format, number of options).
+The 2×2 uses the standard and vision cells at 4 and 10 options. Presentation factors come from each row's
 `condition` (or, when no row has one, from its scalar `presentation` fields);
 a factor's reference level is its most common level, and each other level is
 compared one at a time with the baseline rows (every factor at its reference)
-on the same items.
+on the same items. Replies to the `ocr_then_answer` prompt are parsed after
+their transcript block; with transcripts (`predict --task transcribe`) or
+such replies, the reading analysis (`reading.py`) is added.
 """
 
 from __future__ import annotations
@@ -17,6 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from itemshot.factorial.parsers import get_parser
+from itemshot.factorial.prompts import prompt_mode
+from itemshot.factorial.reading import (
+    DEFAULT_THRESHOLD,
+    OCR_MODE,
+    TRANSCRIBE_SOURCE,
+    ReadingResults,
+    Readings,
+    analyze_reading,
+    run_name,
+)
 from itemshot.factorial.scoring import read_jsonl
 from itemshot.factorial.stats import (
     Accuracy,
@@ -30,6 +43,13 @@ from itemshot.factorial.stats import (
     group_accuracies,
 )
 from itemshot.factorial.sweep import SweepRow, read_manifest
+from itemshot.factorial.transcripts import (
+    Reading,
+    score_transcript,
+    split_ocr_answer,
+    transcript_of,
+    unscored,
+)
 
 _SHORT = {"standard": "S", "vision": "V"}
 _NOT_FACTORS = {"format", "n_options", "seed", "item_id", "job_key"}
@@ -45,6 +65,9 @@ class ScoredPrediction:
     fallback: bool
     reason: str
     failed_request: bool
+    model: str = ""
+    mode: str = ""
+    transcript: str | None = None  # an ocr_then_answer reply's transcript block
 
 
 @dataclass(frozen=True)
@@ -61,11 +84,12 @@ class CellSummary:
 
 
 @dataclass(frozen=True)
-class AnalysisResults:
-    """Everything the report shows."""
+class RunAnalysis:
+    """One run's accuracy analysis: one model answering with one prompt."""
 
-    parser: str
-    models: tuple[str, ...]
+    run: str
+    model: str
+    prompt: str
     n_predictions: int
     cells: tuple[CellSummary, ...]
     decomposition: Decomposition | None
@@ -74,7 +98,25 @@ class AnalysisResults:
     subjects: Mapping[str, tuple[GroupAccuracy, ...]]
     scenes: Mapping[str, tuple[GroupAccuracy, ...]]
     references: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class AnalysisResults:
+    """Everything the report shows: each run's analysis and the reading analysis."""
+
+    parser: str
+    models: tuple[str, ...]
+    n_predictions: int
+    runs: tuple[RunAnalysis, ...]
+    reading: ReadingResults | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def run(self, name: str) -> RunAnalysis:
+        """Return the run called `name` (`model · prompt`)."""
+        for run in self.runs:
+            if run.run == name:
+                return run
+        raise KeyError(name)
 
 
 def cell_label(fmt: str, n_options: int) -> str:
@@ -113,7 +155,12 @@ def score_predictions(
             continue
         response = record.get("response")
         failed = response is None or record.get("error") is not None
-        result = parse(response if isinstance(response, str) else "", row.options, key)
+        text = response if isinstance(response, str) else ""
+        mode = prompt_mode(str(record.get("prompt") or ""))
+        transcript = None
+        if mode == OCR_MODE:
+            transcript, text = split_ocr_answer(text)
+        result = parse(text, row.options, key)
         scored.append(
             ScoredPrediction(
                 row,
@@ -122,6 +169,9 @@ def score_predictions(
                 result.fallback,
                 "request_error" if failed else result.reason,
                 failed,
+                str(record.get("model") or ""),
+                mode,
+                transcript,
             )
         )
     if unknown:
@@ -279,28 +329,52 @@ def _scene(row: SweepRow) -> str:
     return "(none)"
 
 
-def analyze(
-    prediction_paths: Sequence[Path],
-    sets: Sequence[Path],
-    parser: str = "strict",
-    n_boot: int = 2000,
-    seed: int = 0,
-) -> AnalysisResults:
-    """Return the full analysis of predictions against their output sets."""
-    rows, notes = load_rows(sets)
-    predictions: list[dict[str, Any]] = []
-    for path in prediction_paths:
-        predictions += read_jsonl(path)
-    models = tuple(sorted({str(p.get("model", "")) for p in predictions}))
-    if len(models) > 1:
-        raise ValueError(f"predictions of several models ({', '.join(models)}); analyse each alone")
-    scored, join_notes = score_predictions(predictions, rows, parser, seed)
-    if not scored:
-        raise ValueError("no prediction matches a row of the output sets")
+def load_readings(
+    transcript_paths: Sequence[Path],
+    rows: Mapping[str, SweepRow],
+    scored: Sequence[ScoredPrediction],
+) -> tuple[dict[tuple[str, str], dict[str, Reading]], list[str]]:
+    """Return every model's scored readings: transcription records and ocr_then_answer blocks."""
+    readings: dict[tuple[str, str], dict[str, Reading]] = defaultdict(dict)
+    unknown = repeated = 0
+    for path in transcript_paths:
+        for record in read_jsonl(path):
+            row = rows.get(str(record.get("condition_id") or ""))
+            if row is None:
+                unknown += 1
+                continue
+            model = str(record.get("model") or "")
+            response = record.get("response")
+            if response is None or record.get("error") is not None:
+                reading = unscored(row, model, TRANSCRIBE_SOURCE, "request_error")
+            else:
+                reading = score_transcript(row, transcript_of(str(response)), model)
+            repeated += row.job_key in readings[(model, TRANSCRIBE_SOURCE)]
+            readings[(model, TRANSCRIBE_SOURCE)][row.job_key] = reading
+    for prediction in scored:
+        if prediction.mode != OCR_MODE or prediction.row.image is None:
+            continue
+        row, model = prediction.row, prediction.model
+        if prediction.failed_request:
+            reading = unscored(row, model, OCR_MODE, "request_error")
+        elif prediction.transcript is None:
+            reading = unscored(row, model, OCR_MODE, "no_transcript")
+        else:
+            reading = score_transcript(row, prediction.transcript, model, OCR_MODE)
+        readings[(model, OCR_MODE)][row.job_key] = reading
+    notes = (
+        [f"{unknown} transcripts name conditions missing from the output sets"] if unknown else []
+    )
+    return dict(readings), notes
+
+
+def analyze_run(
+    name: str, scored: Sequence[ScoredPrediction], n_boot: int, seed: int
+) -> tuple[RunAnalysis, list[str]]:
+    """Return the accuracy analysis of one run's predictions, and notes on what was left out."""
     cells = _by_cell(scored)
     references = reference_levels(cells)
-    decomposition, decomposition_notes = _decomposition(cells, references, n_boot, seed)
-    ablations = _ablations(cells, references, n_boot, seed)
+    decomposition, notes = _decomposition(cells, references, n_boot, seed)
     subjects = {
         cell_label(fmt, n): tuple(
             group_accuracies((p.row.subject or "(none)", p.correct) for p in group)
@@ -311,16 +385,72 @@ def analyze(
         cell_label(fmt, n): tuple(group_accuracies((_scene(p.row), p.correct) for p in group))
         for (fmt, n), group in sorted(cells.items())
     }
-    return AnalysisResults(
-        parser=parser,
-        models=models,
+    first = scored[0]
+    run = RunAnalysis(
+        run=name,
+        model=first.model,
+        prompt=first.mode,
         n_predictions=len(scored),
         cells=tuple(_summaries(cells)),
         decomposition=decomposition,
-        ablations=tuple(ablations),
+        ablations=tuple(_ablations(cells, references, n_boot, seed)),
         blind_gaps=tuple(_blind_gaps(cells, n_boot, seed)),
         subjects=subjects,
         scenes=scenes,
         references=references,
-        notes=tuple(notes + join_notes + decomposition_notes),
+    )
+    return run, notes
+
+
+def analyze(
+    prediction_paths: Sequence[Path],
+    sets: Sequence[Path],
+    parser: str = "strict",
+    n_boot: int = 2000,
+    seed: int = 0,
+    transcripts: Sequence[Path] = (),
+    read_threshold: float = DEFAULT_THRESHOLD,
+) -> AnalysisResults:
+    """Return the full analysis of predictions (and transcripts) against their output sets."""
+    rows, notes = load_rows(sets)
+    predictions: list[dict[str, Any]] = []
+    for path in prediction_paths:
+        predictions += read_jsonl(path)
+    scored, join_notes = score_predictions(predictions, rows, parser, seed)
+    if not scored and not transcripts:
+        raise ValueError("no prediction matches a row of the output sets")
+    notes += join_notes
+    groups: dict[str, list[ScoredPrediction]] = defaultdict(list)
+    for prediction in scored:
+        groups[run_name(prediction.model, prediction.mode)].append(prediction)
+    runs = []
+    for name in sorted(groups):
+        run, run_notes = analyze_run(name, groups[name], n_boot, seed)
+        runs.append(run)
+        prefix = f"{name}: " if len(groups) > 1 else ""
+        notes += [prefix + note for note in run_notes]
+    readings: Readings
+    readings, reading_notes = load_readings(transcripts, rows, scored)
+    if not scored and not readings:
+        raise ValueError("no prediction or transcript matches a row of the output sets")
+    reading = None
+    if readings:
+        every_cell = _by_cell(scored)
+        use_condition = _uses_condition(every_cell)
+        shared = reference_levels(every_cell)  # runs of one sweep share their reference levels
+
+        def at_reference(row: SweepRow) -> bool:
+            return _at_reference(_factors(row, use_condition), shared, "")
+
+        reading = analyze_reading(
+            dict(sorted(groups.items())), readings, rows, at_reference, read_threshold, n_boot, seed
+        )
+        notes += reading_notes + list(reading.notes)
+    return AnalysisResults(
+        parser=parser,
+        models=tuple(sorted({p.model for p in scored})),
+        n_predictions=len(scored),
+        runs=tuple(runs),
+        reading=reading,
+        notes=tuple(notes),
     )

@@ -50,3 +50,14 @@ def build_request(row: SweepRow, prompts: PromptSet) -> ModelRequest:
     if row.format == "vision_text_only":
         return ModelRequest(prompts.vision, (image, *figures))
     return ModelRequest(prompts.vision, (image,))
+
+
+def build_transcription_request(row: SweepRow, prompts: PromptSet) -> ModelRequest:
+    """Return the transcription request of an image-format row: the instruction and its image.
+
+    Separate figures (vision_text_only) are not sent: the probe reads the
+    text in the image, and figures are outside what it transcribes.
+    """
+    if row.image is None:
+        raise ValueError(f"item {row.item_id!r}, field 'image': nothing to transcribe")
+    return ModelRequest(prompts.vision, (load_image(row.image),))

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import matplotlib
 
@@ -12,6 +15,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from itemshot.factorial.stats import Decomposition, Effect, GroupAccuracy
+
+if TYPE_CHECKING:
+    from itemshot.factorial.reading import ReadingResults
 
 
 def interaction_plot(decomposition: Decomposition, path: Path) -> Path:
@@ -78,6 +84,68 @@ def subject_heatmap(table: Mapping[str, Sequence[GroupAccuracy]], path: Path) ->
                 axes.text(j, i, f"{values[i, j]:.0f}", ha="center", va="center", color=colour)
     figure.colorbar(image, ax=axes, label="accuracy %")
     axes.set_title("accuracy by subject")
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)
+    return path
+
+
+def _jitter(key: str, spread: float) -> float:
+    """Return a fixed vertical offset for a point (from its key: same plot every run)."""
+    digest = hashlib.sha256(key.encode("utf-8")).digest()
+    return (int.from_bytes(digest[:4], "big") / 2**32 - 0.5) * 2 * spread
+
+
+def reading_plot(reading: ReadingResults, path: Path) -> Path:
+    """Plot correctness against transcription accuracy per item, and one point per run.
+
+    Left: each condition at its transcription accuracy, right answers at 1 and
+    wrong ones at 0 (jittered), with each run's fitted logistic curve. Right:
+    each run's mean transcription accuracy against its accuracy, with CIs.
+    """
+    figure, (items, runs) = plt.subplots(1, 2, figsize=(11, 4.6), dpi=120)
+    by_run: dict[str, list[tuple[float, bool, str]]] = defaultdict(list)
+    for pair in reading.pairs:
+        by_run[pair.run].append((pair.reading, pair.correct, pair.condition_id))
+    fits = {fit.name: fit for fit in reading.logistic}
+    colours = plt.get_cmap("tab10")
+    for index, (run, points) in enumerate(sorted(by_run.items())):
+        colour = colours(index % 10)
+        x = np.array([100 * p[0] for p in points])
+        y = np.array([float(p[1]) + _jitter(f"{run}|{p[2]}", 0.06) for p in points])
+        items.scatter(x, y, s=14, alpha=0.6, color=colour, label=run)
+        fit = fits.get(run)
+        if fit is not None and fit.slope == fit.slope:
+            grid = np.linspace(min(x.min(), 100 * reading.threshold) / 100, 1.0, 100)
+            curve = 1 / (1 + np.exp(-(fit.intercept + fit.slope * grid)))
+            items.plot(100 * grid, curve, color=colour, linewidth=1.5)
+    items.axvline(100 * reading.threshold, color="grey", linestyle="--", linewidth=1)
+    items.annotate(
+        f"read ≥ {reading.threshold:g}", (100 * reading.threshold, 0.15), xytext=(-4, 0),
+        textcoords="offset points", rotation=90, ha="right", va="center", fontsize=7,
+        color="grey",
+    )  # fmt: skip
+    items.set_yticks([0, 0.25, 0.5, 0.75, 1])
+    items.set_yticklabels(["wrong", "0.25", "0.5", "0.75", "right"])
+    items.set_ylabel("answer (points, jittered) · fitted P(correct) (curves)")
+    items.set_xlabel("transcription accuracy of the item % (1 − Levenshtein / max len)")
+    items.set_title("per item: answer against reading (curve: logistic fit)")
+    items.legend(fontsize=7, loc="center left")
+    for index, point in enumerate(sorted(reading.points, key=lambda p: p.run)):
+        colour = colours(index % 10)
+        xs, ys = 100 * point.reading.mean, 100 * point.accuracy.rate
+        items_error = [[xs - 100 * point.reading.low], [100 * point.reading.high - xs]]
+        rate_error = [[ys - 100 * point.accuracy.low], [100 * point.accuracy.high - ys]]
+        runs.errorbar([xs], [ys], xerr=items_error, yerr=rate_error, fmt="o", capsize=3,
+                      color=colour)  # fmt: skip
+        runs.annotate(point.run, (xs, ys), textcoords="offset points", xytext=(5, 5), fontsize=7)
+    runs.set_xlabel("mean transcription accuracy % (95% bootstrap CI)")
+    runs.set_ylabel("accuracy % (95% Wilson CI)")
+    title = "one point per run"
+    defined = [c for c in reading.across_models if c.r == c.r]
+    if defined:
+        title += "; " + ", ".join(f"{c.name}: r = {c.r:+.2f}" for c in defined)
+    runs.set_title(title, fontsize=9 if defined else None)
     figure.tight_layout()
     figure.savefig(path)
     plt.close(figure)

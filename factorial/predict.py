@@ -1,5 +1,10 @@
 """Send every condition of an output set to a model and write `predictions.jsonl`.
 
+Two tasks share the machinery: `answer` (the question, answered with a
+prompt) and `transcribe` (each image-format condition's image with the
+transcription prompt; the replies go to `transcripts.jsonl` beside the
+predictions).
+
 Requests run concurrently up to a bound; failures that may pass (429, 5xx,
 timeouts, garbled replies) are retried with jittered exponential backoff.
 Each successful reply is stored in an on-disk cache keyed by (model, prompt,
@@ -19,14 +24,16 @@ from typing import Any
 
 from itemshot.factorial.cache import ResponseCache, request_key
 from itemshot.factorial.clients import ChatClient, Completion, GenerationParams
-from itemshot.factorial.messages import ModelRequest, build_request
+from itemshot.factorial.messages import ModelRequest, build_request, build_transcription_request
 from itemshot.factorial.parsers import row_rng
-from itemshot.factorial.prompts import PromptSet, resolve_prompts
+from itemshot.factorial.prompts import TRANSCRIBE, PromptSet, is_builtin, resolve_prompts
 from itemshot.factorial.retry import PermanentError, RetryableError, RetryPolicy
-from itemshot.factorial.sweep import SweepRow, read_manifest
+from itemshot.factorial.sweep import IMAGE_FORMATS, SweepRow, read_manifest
 from itemshot.renderer.output import atomic_write_text
 
 PREDICTIONS_FILE = "predictions.jsonl"
+TRANSCRIPTS_FILE = "transcripts.jsonl"
+TASKS = ("answer", TRANSCRIBE)
 
 
 @dataclass(frozen=True)
@@ -35,11 +42,36 @@ class PredictConfig:
 
     model: str
     api: str = "openai"
-    prompt: str = "direct"
+    prompt: str | None = None
     params: GenerationParams = field(default_factory=GenerationParams)
     concurrency: int = 8
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     seed: int = 0
+    task: str = "answer"
+
+    def __post_init__(self) -> None:
+        if self.task not in TASKS:
+            raise ValueError(f"task must be one of {', '.join(TASKS)}, got {self.task!r}")
+        transcribing = self.task == TRANSCRIBE
+        if self.prompt is not None and is_builtin(self.prompt):
+            if transcribing and self.prompt != TRANSCRIBE:
+                raise ValueError(
+                    f"--task transcribe takes the transcribe prompt or a file, not {self.prompt!r}"
+                )
+            if not transcribing and self.prompt == TRANSCRIBE:
+                raise ValueError("the transcribe prompt belongs to --task transcribe")
+
+    @property
+    def prompt_spec(self) -> str:
+        """Return the prompt to use: the one given, else the task's default."""
+        if self.prompt is not None:
+            return self.prompt
+        return TRANSCRIBE if self.task == TRANSCRIBE else "direct"
+
+    @property
+    def output_name(self) -> str:
+        """Return the file name the task writes into the output set."""
+        return TRANSCRIPTS_FILE if self.task == TRANSCRIBE else PREDICTIONS_FILE
 
 
 @dataclass(frozen=True)
@@ -53,6 +85,7 @@ class PredictSummary:
     attempts: int
     skipped_rows: tuple[str, ...]
     output: Path
+    not_applicable: int = 0  # rows the task does not apply to (text formats when transcribing)
 
 
 @dataclass(frozen=True)
@@ -65,7 +98,7 @@ class _Outcome:
 
 def prompts_for(spec: str) -> Callable[[SweepRow], PromptSet]:
     """Return a per-row prompt chooser: built-in prompts follow each row's language."""
-    if spec in ("direct", "cot"):
+    if is_builtin(spec):
         return lambda row: resolve_prompts(spec, row.language)
     fixed = resolve_prompts(spec)
     return lambda row: fixed
@@ -117,6 +150,7 @@ def _record(
         "format": row.format,
         "model": config.model,
         "api": config.api,
+        "task": config.task,
         "prompt": prompts.name,
         "request_key": key,
         "response": reply["response"] if reply else None,
@@ -138,14 +172,15 @@ async def predict_rows(
     cache: ResponseCache,
     on_done: Callable[[], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Return one prediction record per row, in row order, using and filling the cache."""
-    choose = prompts_for(config.prompt)
+    """Return one record per row, in row order, using and filling the cache."""
+    choose = prompts_for(config.prompt_spec)
+    build = build_transcription_request if config.task == TRANSCRIBE else build_request
     slots = asyncio.Semaphore(max(1, config.concurrency))
 
     async def one(row: SweepRow) -> dict[str, Any]:
         prompts = choose(row)
         try:
-            request = build_request(row, prompts)
+            request = build(row, prompts)
         except (OSError, ValueError) as error:
             if on_done:
                 on_done()
@@ -189,6 +224,13 @@ def write_predictions(path: Path, records: Sequence[dict[str, Any]]) -> None:
     atomic_write_text(path, text)
 
 
+def task_rows(rows: Sequence[SweepRow], task: str) -> list[SweepRow]:
+    """Return the rows a task applies to: every row to answer, image formats to transcribe."""
+    if task == TRANSCRIBE:
+        return [row for row in rows if row.format in IMAGE_FORMATS and row.image is not None]
+    return list(rows)
+
+
 async def run_predict(
     out: Path,
     client: ChatClient,
@@ -196,17 +238,23 @@ async def run_predict(
     cache_dir: Path | None = None,
     on_start: Callable[[int], None] | None = None,
     on_done: Callable[[], None] | None = None,
+    output: Path | None = None,
 ) -> PredictSummary:
-    """Predict every usable row of `out/manifest.jsonl` and write `out/predictions.jsonl`."""
+    """Run the task on every usable row of `out/manifest.jsonl` and write its JSONL.
+
+    Answers go to `out/predictions.jsonl` and transcripts to
+    `out/transcripts.jsonl` unless `output` names another file (one per model).
+    """
     manifest = read_manifest(out)
+    rows = task_rows(manifest.rows, config.task)
     cache = ResponseCache(cache_dir or out / ".cache" / "predict")
     if on_start:
-        on_start(len(manifest.rows))
+        on_start(len(rows))
     try:
-        records = await predict_rows(manifest.rows, client, config, cache, on_done)
+        records = await predict_rows(rows, client, config, cache, on_done)
     finally:
         await client.aclose()
-    output = out / PREDICTIONS_FILE
+    output = output or out / config.output_name
     write_predictions(output, records)
     fresh = [r for r in records if not r["cached"] and r["request_key"]]
     return PredictSummary(
@@ -217,4 +265,5 @@ async def run_predict(
         attempts=sum(int(r["attempts"]) for r in records),
         skipped_rows=manifest.skipped,
         output=output,
+        not_applicable=len(manifest.rows) - len(rows),
     )

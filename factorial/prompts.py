@@ -13,6 +13,18 @@ Wording sources (data, quoted verbatim):
   default `post_prompt` of its `utils.construct_prompt`). Its standard layout
   puts a blank line before the instruction.
 
+The reading probes follow the seeds' setups; their wording is itemshot's own,
+since neither seed publishes its transcription prompt:
+* `transcribe` (JMMMU-Pro's OCR analysis): write out the question and every
+  option, not the text inside figures (nor captions, page headers, question
+  numbers: the scenes draw them, the source text has none), formulas as
+  `$…$` LaTeX, nothing else.
+* `ocr_then_answer` (MMMU-Pro's OCR-prompt condition): the CoT vision wording
+  ("Write out the multiple-choice question in the image and then solve it")
+  with the transcription fenced by `<transcript>` … `</transcript>` lines, so
+  the transcript can be scored and the answer parsed from the text after it.
+  Text formats have nothing to transcribe: they get the CoT standard wording.
+
 A user template is a YAML (or JSON) file with `standard` and `vision`
 instructions, the shape of MMMU-Pro's `prompts.yaml` for one mode; a plain
 text file is used as the instruction for every format. A `standard`
@@ -31,7 +43,10 @@ import yaml
 
 from itemshot.factorial.parsers import LETTERS
 
-MODES = ("direct", "cot")
+MODES = ("direct", "cot", "ocr_then_answer")
+TRANSCRIBE = "transcribe"
+TRANSCRIPT_OPEN = "<transcript>"
+TRANSCRIPT_CLOSE = "</transcript>"
 
 _MMMU_PRO = {
     "cot": {
@@ -57,6 +72,38 @@ _MMMU_PRO = {
     },
 }
 
+_MMMU_PRO["ocr_then_answer"] = {
+    "vision": (
+        "Write out the multiple-choice question in the image and then solve it. First copy "
+        "the question text and every option exactly as they appear in the image (not the "
+        "text inside figures, captions, page headers or question numbers), each option on its own line starting with its letter, "
+        f"between a line {TRANSCRIPT_OPEN} and a line {TRANSCRIPT_CLOSE}. Write formulas "
+        "in LaTeX between $ signs. Then solve the question. The last line of your response "
+        "should be of the following format: 'Answer: $LETTER' (without quotes) where LETTER "
+        "is one of options. Think step by step before answering."
+    ),
+    "standard": _MMMU_PRO["cot"]["standard"],
+}
+
+_TRANSCRIBE = {
+    "en": (
+        "Transcribe the multiple-choice question in the image. Write out the question text "
+        "and every option exactly as they appear, each option on its own line starting with "
+        "its letter (for example 'A. ...'). Leave out the text inside figures, charts and "
+        "diagrams, figure captions, page headers and footers, and question numbers and "
+        "points. Write formulas in LaTeX between $ signs. "
+        "Output only the transcription, with no answer and no comments."
+    ),
+    "ja": (
+        "画像の選択式問題を書き起こしてください。問題文とすべての選択肢を、書かれているとおり"
+        "正確に書き写してください。各選択肢は改行し、その記号から書き始めてください"
+        "（例：「A. …」）。図・グラフの中の文字、図の見出し、ページのヘッダーやフッター、"
+        "問題番号や配点は書き起こさないでください。数式は $ で"
+        "囲んだ LaTeX で書いてください。書き起こした文章だけを出力し、解答や説明は書かないで"
+        "ください。"
+    ),
+}
+
 _JMMMU_PRO = {
     "cot": {
         "vision": (
@@ -80,6 +127,18 @@ _JMMMU_PRO = {
         ),
     },
 }
+_JMMMU_PRO["ocr_then_answer"] = {
+    "vision": (
+        "画像の選択式問題を書き起こしてから解いてください。まず、問題文とすべての選択肢を画像に"
+        "書かれているとおり正確に（図の中の文字、図の見出し、ヘッダー、問題番号は除く）、"
+        "各選択肢を改行してその記号から書き始め、"
+        f"{TRANSCRIPT_OPEN} の行と {TRANSCRIPT_CLOSE} の行の間に書き写してください。数式は $ で"
+        "囲んだ LaTeX で書いてください。次に問題を解いてください。あなたの回答の最終行は、次の"
+        "形式にしてください：'答え: $LETTER'（引用符なし）。ここで LETTER は選択肢のいずれかの"
+        "文字です。答える前に step by step で考えてください。"
+    ),
+    "standard": _JMMMU_PRO["cot"]["standard"],
+}
 
 
 @dataclass(frozen=True)
@@ -98,15 +157,37 @@ class PromptSet:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+def _japanese(language: str) -> bool:
+    return language.lower().startswith("ja")
+
+
 def builtin_prompts(mode: str, language: str = "en") -> PromptSet:
     """Return the MMMU-Pro prompts for `mode`, or JMMMU-Pro's for Japanese items."""
+    if mode == TRANSCRIBE:
+        return transcription_prompts(language)
     if mode not in MODES:
-        raise ValueError(f"prompt mode must be one of {', '.join(MODES)}, got {mode!r}")
-    if language.lower().startswith("ja"):
+        choices = ", ".join((*MODES, TRANSCRIBE))
+        raise ValueError(f"prompt mode must be one of {choices}, got {mode!r}")
+    if _japanese(language):
         table = _JMMMU_PRO[mode]
         return PromptSet(f"jmmmu_pro-{mode}", table["standard"], table["vision"], "\n\n")
     table = _MMMU_PRO[mode]
     return PromptSet(f"mmmu_pro-{mode}", table["standard"], table["vision"])
+
+
+def transcription_prompts(language: str = "en") -> PromptSet:
+    """Return the transcription probe's prompt (English, or Japanese for Japanese items)."""
+    instruction = _TRANSCRIBE["ja" if _japanese(language) else "en"]
+    name = f"{'jmmmu_pro' if _japanese(language) else 'mmmu_pro'}-{TRANSCRIBE}"
+    return PromptSet(name, instruction, instruction)
+
+
+def prompt_mode(name: str) -> str:
+    """Return the built-in mode of a recorded prompt name (`mmmu_pro-cot` → `cot`), else the name."""
+    family, _, mode = name.rpartition("-")
+    if family in ("mmmu_pro", "jmmmu_pro") and mode in (*MODES, TRANSCRIBE):
+        return mode
+    return name
 
 
 def load_prompt_file(path: Path) -> PromptSet:
@@ -128,13 +209,19 @@ def load_prompt_file(path: Path) -> PromptSet:
     return PromptSet(f"file:{path.name}", instruction, instruction)
 
 
+def is_builtin(spec: str) -> bool:
+    """Return whether `spec` names a built-in prompt (its wording follows the item language)."""
+    return spec in MODES or spec == TRANSCRIBE
+
+
 def resolve_prompts(spec: str, language: str = "en") -> PromptSet:
-    """Return the prompt set for `direct`, `cot`, or a template file path."""
-    if spec in MODES:
+    """Return the prompt set for a built-in mode or a template file path."""
+    if is_builtin(spec):
         return builtin_prompts(spec, language)
     path = Path(spec)
     if not path.is_file():
-        raise ValueError(f"--prompt must be direct, cot or an existing file, got {spec!r}")
+        names = ", ".join((*MODES, TRANSCRIBE))
+        raise ValueError(f"--prompt must be one of {names} or an existing file, got {spec!r}")
     return load_prompt_file(path)
 
 

@@ -12,40 +12,22 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from itemshot.factorial.analysis import AnalysisResults
-from itemshot.factorial.plots import forest_plot, interaction_plot, subject_heatmap
-from itemshot.factorial.stats import Effect
+from itemshot.factorial.analysis import AnalysisResults, RunAnalysis
+from itemshot.factorial.plots import forest_plot, interaction_plot, reading_plot, subject_heatmap
+from itemshot.factorial.report_format import EFFECT_HEADER, effect_rows
+from itemshot.factorial.report_format import pct as _pct
+from itemshot.factorial.report_reading import reading_tables
 from itemshot.renderer.output import atomic_write_text
 
-
-def _pct(value: float) -> str:
-    return f"{100 * value:.1f}"
-
-
-def _pp(value: float) -> str:
-    return f"{100 * value:+.1f}"
+TableSpec = tuple[str, list[str], list[list[str]]]
+# Reading results kept per condition: written as JSON lines beside results.json, not in it.
+PER_CONDITION = {"readings": "readings.jsonl", "pairs": "reading_pairs.jsonl"}
 
 
-def _p(value: float | None) -> str:
-    if value is None:
-        return "–"
-    return f"{value:.3g}" if value >= 1e-4 else "<1e-4"
-
-
-def _effect_rows(effects: Sequence[Effect]) -> list[list[str]]:
-    return [
-        [e.name, _pp(e.estimate), f"[{_pp(e.low)}, {_pp(e.high)}]", str(e.n_items), _p(e.pvalue)]
-        for e in effects
-    ]
-
-
-EFFECT_HEADER = ["contrast", "Δ pp", "95% CI", "items", "McNemar p"]
-
-
-def tables(results: AnalysisResults) -> list[tuple[str, list[str], list[list[str]]]]:
-    """Return the report's tables as (title, header, rows), in display order."""
-    out: list[tuple[str, list[str], list[list[str]]]] = []
-    decomposition = results.decomposition
+def run_tables(run: RunAnalysis, prefix: str = "") -> list[TableSpec]:
+    """Return one run's tables as (title, header, rows), in display order."""
+    out: list[TableSpec] = []
+    decomposition = run.decomposition
     if decomposition is not None:
         cells = decomposition.cells
         grid = []
@@ -57,15 +39,17 @@ def tables(results: AnalysisResults) -> list[tuple[str, list[str], list[list[str
             grid.append(row)
         out.append(
             (
-                f"2×2 accuracy % [95% Wilson CI], {decomposition.n_items} paired items",
+                f"{prefix}2×2 accuracy % [95% Wilson CI], {decomposition.n_items} paired items",
                 ["format", "4 options", "10 options"],
                 grid,
             )
         )
-        out.append(("2×2 decomposition", EFFECT_HEADER, _effect_rows(decomposition.effects)))
+        out.append(
+            (f"{prefix}2×2 decomposition", EFFECT_HEADER, effect_rows(decomposition.effects))
+        )
     out.append(
         (
-            "accuracy per cell",
+            f"{prefix}accuracy per cell",
             ["cell", "n", "accuracy %", "95% CI", "invalid", "fallback", "request errors"],
             [
                 [
@@ -77,38 +61,56 @@ def tables(results: AnalysisResults) -> list[tuple[str, list[str], list[list[str
                     str(c.fallback),
                     str(c.request_errors),
                 ]
-                for c in results.cells
+                for c in run.cells
             ],
         )
     )
-    if results.blind_gaps:
-        out.append(("gap over the blind baseline", EFFECT_HEADER, _effect_rows(results.blind_gaps)))
-    if results.ablations:
-        references = ", ".join(f"{k}={v}" for k, v in sorted(results.references.items()))
+    if run.blind_gaps:
         out.append(
-            (f"one-at-a-time effects (reference {references})", EFFECT_HEADER,
-             _effect_rows(results.ablations))
+            (f"{prefix}gap over the blind baseline", EFFECT_HEADER, effect_rows(run.blind_gaps))
+        )
+    if run.ablations:
+        references = ", ".join(f"{k}={v}" for k, v in sorted(run.references.items()))
+        out.append(
+            (f"{prefix}one-at-a-time effects (reference {references})", EFFECT_HEADER,
+             effect_rows(run.ablations))
         )  # fmt: skip
-    for title, table in (("subject", results.subjects), ("scene", results.scenes)):
+    for title, table in (("subject", run.subjects), ("scene", run.scenes)):
         rows = [
             [cell, g.group, str(g.accuracy.n), _pct(g.accuracy.rate),
              f"[{_pct(g.accuracy.low)}, {_pct(g.accuracy.high)}]"]
             for cell, groups in table.items()
             for g in groups
         ]  # fmt: skip
-        out.append((f"accuracy per {title}", ["cell", title, "n", "accuracy %", "95% CI"], rows))
+        out.append(
+            (f"{prefix}accuracy per {title}", ["cell", title, "n", "accuracy %", "95% CI"], rows)
+        )
     return out
 
 
-def _markdown(results: AnalysisResults, plots: Sequence[Path]) -> str:
-    lines = [
-        "# Sweep analysis",
-        "",
-        f"Model: {', '.join(results.models) or '(unnamed)'} · parser: `{results.parser}` · "
+def _prefix(results: AnalysisResults, run: RunAnalysis) -> str:
+    return f"{run.run} — " if len(results.runs) > 1 else ""
+
+
+def tables(results: AnalysisResults) -> list[TableSpec]:
+    """Return the report's tables as (title, header, rows), in display order."""
+    out = [t for run in results.runs for t in run_tables(run, _prefix(results, run))]
+    if results.reading is not None:
+        out += reading_tables(results.reading)
+    return out
+
+
+def _describe(results: AnalysisResults) -> str:
+    runs = ", ".join(run.run for run in results.runs) or "none (transcripts only)"
+    return (
+        f"Runs (model · prompt): {runs} · parser: `{results.parser}` · "
         f"{results.n_predictions} predictions. Differences are in percentage points; "
-        "CIs of differences are paired bootstrap intervals over items.",
-        "",
-    ]
+        "CIs of differences are paired bootstrap intervals over items."
+    )
+
+
+def _markdown(results: AnalysisResults, plots: Sequence[Path]) -> str:
+    lines = ["# Sweep analysis", "", _describe(results), ""]
     for title, header, rows in tables(results):
         lines += [f"## {title}", "", "| " + " | ".join(header) + " |"]
         lines.append("|" + "|".join("---" for _ in header) + "|")
@@ -135,10 +137,7 @@ def _html(results: AnalysisResults, plots: Sequence[Path]) -> str:
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>Sweep analysis</title><style>{_STYLE}</style></head><body>",
         "<h1>Sweep analysis</h1>",
-        f"<p>Model: {html.escape(', '.join(results.models) or '(unnamed)')} · parser: "
-        f"<code>{html.escape(results.parser)}</code> · {results.n_predictions} predictions. "
-        "Differences in percentage points; CIs of differences are paired bootstrap "
-        "intervals over items.</p>",
+        f"<p>{html.escape(_describe(results)).replace('`', '')}</p>",
     ]
     for title, header, rows in tables(results):
         parts.append(f"<h2>{html.escape(title)}</h2><table><tr>")
@@ -172,35 +171,66 @@ def _jsonable(value: Any) -> Any:
 
 
 def results_json(results: AnalysisResults) -> dict[str, Any]:
-    """Return the analysis as a JSON-ready mapping (manifest rows left out)."""
-    return _jsonable(results)
+    """Return the analysis as a JSON-ready mapping (per-condition readings left out)."""
+    record = _jsonable(results)
+    if record.get("reading"):
+        for name in PER_CONDITION:
+            record["reading"].pop(name, None)
+    return record
+
+
+def _write_jsonl(path: Path, records: Sequence[Any]) -> Path:
+    text = "".join(json.dumps(_jsonable(r), ensure_ascii=False) + "\n" for r in records)
+    atomic_write_text(path, text)
+    return path
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in text).strip("-").lower()
+
+
+def _run_plots(run: RunAnalysis, folder: Path, suffix: str) -> list[Path]:
+    plots: list[Path] = []
+    if run.decomposition is not None:
+        plots.append(interaction_plot(run.decomposition, folder / f"interaction{suffix}.png"))
+    effects = [
+        *(run.decomposition.effects if run.decomposition else ()),
+        *run.blind_gaps,
+        *run.ablations,
+    ]
+    if effects:
+        plots.append(forest_plot(effects, folder / f"effects{suffix}.png"))
+    if any(run.subjects.values()):
+        plots.append(subject_heatmap(run.subjects, folder / f"subjects{suffix}.png"))
+    return plots
 
 
 def write_report(results: AnalysisResults, folder: Path) -> list[Path]:
     """Write report.md, report.html, results.json and the PNG plots into `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     plots: list[Path] = []
-    if results.decomposition is not None:
-        plots.append(interaction_plot(results.decomposition, folder / "interaction.png"))
-    effects = [
-        *(results.decomposition.effects if results.decomposition else ()),
-        *results.blind_gaps,
-        *results.ablations,
-    ]
-    if effects:
-        plots.append(forest_plot(effects, folder / "effects.png"))
-    if any(results.subjects.values()):
-        plots.append(subject_heatmap(results.subjects, folder / "subjects.png"))
+    for run in results.runs:
+        suffix = f"-{_slug(run.run)}" if len(results.runs) > 1 else ""
+        plots += _run_plots(run, folder, suffix)
+    extra: list[Path] = []
+    if results.reading is not None:
+        if results.reading.pairs:
+            plots.append(reading_plot(results.reading, folder / "reading.png"))
+        for name, file_name in PER_CONDITION.items():
+            extra.append(_write_jsonl(folder / file_name, getattr(results.reading, name)))
     written = [folder / "report.md", folder / "report.html", folder / "results.json"]
     atomic_write_text(written[0], _markdown(results, plots))
     atomic_write_text(written[1], _html(results, plots))
     atomic_write_text(written[2], json.dumps(results_json(results), indent=2, ensure_ascii=False))
-    return written + plots
+    return written + plots + extra
 
 
 def print_summary(results: AnalysisResults, console: Console) -> None:
-    """Print the 2×2, its decomposition and the per-cell table as rich tables."""
-    for title, header, rows in tables(results)[:3]:
+    """Print each run's 2×2, decomposition and cell table, and the reading tables."""
+    shown = [t for run in results.runs for t in run_tables(run, _prefix(results, run))[:3]]
+    if results.reading is not None:
+        shown += reading_tables(results.reading)[:2]
+    for title, header, rows in shown:
         table = Table(title=title)
         for column in header:
             table.add_column(column, justify="right")

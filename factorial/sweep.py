@@ -48,6 +48,7 @@ class SweepRow:
     figures: tuple[Path, ...] = ()
     condition: Mapping[str, Any] = field(default_factory=dict)
     presentation: Mapping[str, Any] = field(default_factory=dict)
+    verify_scores: Mapping[str, Any] = field(default_factory=dict)  # the verifier's field scores
 
     @property
     def n_options(self) -> int:
@@ -116,6 +117,8 @@ def row_from_record(record: Mapping[str, Any], root: Path) -> SweepRow:
         raise ValueError(f"field 'image': format {fmt!r} needs an image")
     condition = record.get("condition")
     presentation = record.get("presentation")
+    audit = record.get("verify")
+    scores = audit.get("scores") if isinstance(audit, Mapping) else None
     return SweepRow(
         job_key=job_key,
         item_id=item_id,
@@ -129,6 +132,7 @@ def row_from_record(record: Mapping[str, Any], root: Path) -> SweepRow:
         figures=figures,
         condition=dict(condition) if isinstance(condition, Mapping) else {},
         presentation=dict(presentation) if isinstance(presentation, Mapping) else {},
+        verify_scores=dict(scores) if isinstance(scores, Mapping) else {},
     )
 
 

@@ -500,15 +500,30 @@ def analyze(
     report: str | Path | None = None,
     bootstrap: int = 2000,
     seed: int = 0,
+    transcripts: str | Path | Sequence[str | Path] = (),
+    read_threshold: float = 0.95,
 ) -> AnalysisResults:
     """Score predictions against their output sets: accuracies, 2×2 decomposition, effects.
 
-    With `report`, also write report.md, report.html, results.json and plots there.
+    Predictions of several models or prompts are analysed as one run each.
+    With `transcripts` (from `predict --task transcribe`) or `ocr_then_answer`
+    predictions, the reading analysis is added: transcription accuracy,
+    its correlation with correctness, accuracy conditional on reading at
+    `read_threshold`, and the OCR prompt's gain. With `report`, also write
+    report.md, report.html, results.json and plots there.
     """
     from itemshot.factorial.analysis import analyze as analyze_sets
     from itemshot.factorial.report import write_report
 
-    results = analyze_sets(_paths(predictions), _paths(sets), parser, n_boot=bootstrap, seed=seed)
+    results = analyze_sets(
+        _paths(predictions),
+        _paths(sets),
+        parser,
+        n_boot=bootstrap,
+        seed=seed,
+        transcripts=_paths(transcripts) if transcripts else [],
+        read_threshold=read_threshold,
+    )
     if report is not None:
         write_report(results, Path(report))
     return results

@@ -29,7 +29,8 @@ RATES = {"S4": 0.8, "S10": 0.6, "V4": 0.7, "V10": 0.45, "whiteboard": 0.3, "blin
 N_ITEMS = 60
 
 
-def _draw(out: Path, name: str, text: str) -> str:
+def draw_image(out: Path, name: str, text: str) -> str:
+    """Write a small PNG showing `text` into `out/images/` and return its relative path."""
     image = Image.new("RGB", (8 * len(text) + 20, 40), "white")
     ImageDraw.Draw(image).text((5, 20), text, fill="black")
     buffer = io.BytesIO()
@@ -72,9 +73,11 @@ def _sweep(out: Path) -> tuple[list[dict[str, Any]], dict[tuple[str, str], bool]
                    "answer": answer, "n_options": len(options),
                    "condition": {"format": fmt, "n_options": 4 if cell.endswith("4") else 10}}  # fmt: skip
             if fmt == "standard":
-                row["figures"] = [_draw(out, f"{item['id']}_figure.png", f"figure {item['id']}")]
+                row["figures"] = [
+                    draw_image(out, f"{item['id']}_figure.png", f"figure {item['id']}")
+                ]
             if layout:
-                row["image"] = _draw(out, f"{item['id']}_{cell}.png", f"{item['id']} {cell}")
+                row["image"] = draw_image(out, f"{item['id']}_{cell}.png", f"{item['id']} {cell}")
                 row["condition"]["layout"] = layout
                 row["presentation"] = {"layout": layout}
             rows.append(row)
@@ -119,7 +122,9 @@ def test_analyze_reports_the_2x2_with_interaction_ci(tmp_path: Path) -> None:
     def rate(cell: str) -> float:
         return sum(truth[(i, c)] for (i, c) in truth if c == cell) / N_ITEMS
 
-    results = json.loads((report / "results.json").read_text(encoding="utf-8"))
+    everything = json.loads((report / "results.json").read_text(encoding="utf-8"))
+    assert [run["run"] for run in everything["runs"]] == ["m · direct"]
+    results = everything["runs"][0]
     effects = {e["name"]: e for e in results["decomposition"]["effects"]}
     interaction = effects["interaction (V10−V4)−(S10−S4)"]
     expected = (rate("V10") - rate("V4")) - (rate("S10") - rate("S4"))

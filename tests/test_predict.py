@@ -50,6 +50,7 @@ class StandIn:
         self.script = list(script)
         self.answer = answer or (lambda body: "Answer: B")
         self.lock = threading.Lock()
+        self.arrived = threading.Condition(self.lock)  # notified on every request
         self.release = threading.Event()
         self.requests: list[dict[str, Any]] = []
         self.authorizations: set[str] = set()
@@ -80,6 +81,7 @@ class StandIn:
                     standin.requests.append(body)
                     standin.authorizations.add(self.headers.get("Authorization", ""))
                     action = standin.script.pop(0) if standin.script else "ok"
+                    standin.arrived.notify_all()
                 if self.path != "/v1/chat/completions":
                     self._send(404, b'{"error": "not found"}')
                 elif action == "429":
@@ -110,6 +112,11 @@ class StandIn:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def wait_for_requests(self, count: int, timeout: float) -> bool:
+        """Block until `count` requests have arrived (False if `timeout` passes first)."""
+        with self.arrived:
+            return self.arrived.wait_for(lambda: len(self.requests) >= count, timeout)
 
     @property
     def endpoint(self) -> str:

@@ -24,13 +24,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "predict",
         help="send every condition of an output set to a model",
         description="Send every condition of OUT/manifest.jsonl to a model and write "
-        "OUT/predictions.jsonl. API keys are read from OPENAI_API_KEY or GEMINI_API_KEY.",
+        "OUT/predictions.jsonl (--task transcribe: every image-format condition's image with "
+        "the transcription prompt, written to OUT/transcripts.jsonl). API keys are read from "
+        "OPENAI_API_KEY or GEMINI_API_KEY.",
     )
     predict.add_argument("out", type=Path, metavar="OUT", help="output set folder")
     predict.add_argument("--endpoint", help="base URL, e.g. http://127.0.0.1:8000/v1")
     predict.add_argument("--model", required=True, help="model name sent to the endpoint")
     predict.add_argument("--api", choices=("openai", "gemini"), default="openai")
-    predict.add_argument("--prompt", default="direct", help="direct, cot, or a template file")
+    predict.add_argument(
+        "--task",
+        choices=("answer", "transcribe"),
+        default="answer",
+        help="answer the questions, or transcribe the images (the reading probe)",
+    )
+    predict.add_argument(
+        "--prompt",
+        help="direct (default), cot, ocr_then_answer, or a template file; "
+        "--task transcribe uses the transcription prompt unless a file is given",
+    )
+    predict.add_argument(
+        "--output",
+        type=Path,
+        help="where to write the records (default OUT/predictions.jsonl or OUT/transcripts.jsonl)",
+    )
     predict.add_argument("--concurrency", type=int, default=8, help="requests in flight")
     predict.add_argument("--temperature", type=float, default=0.0)
     predict.add_argument("--max-tokens", type=int, default=4096)
@@ -58,10 +75,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Join predictions with the output set(s) and write report.md, "
         "report.html, results.json and PNG plots.",
     )
-    analyze.add_argument("predictions", type=Path, nargs="+", metavar="PREDICTIONS")
+    analyze.add_argument(
+        "predictions",
+        type=Path,
+        nargs="*",
+        metavar="PREDICTIONS",
+        help="predictions.jsonl files (may be left out when --transcripts are given)",
+    )
     analyze.add_argument("--sets", type=Path, nargs="+", required=True, metavar="OUT")
     analyze.add_argument("--parser", choices=PARSER_NAMES, default="strict")
     analyze.add_argument("--report", type=Path, help="report folder (default OUT/report)")
+    analyze.add_argument(
+        "--transcripts",
+        type=Path,
+        nargs="+",
+        default=[],
+        metavar="TRANSCRIPTS",
+        help="transcripts.jsonl files from `predict --task transcribe` (the reading analysis)",
+    )
+    analyze.add_argument(
+        "--read-threshold",
+        type=float,
+        default=0.95,
+        help="transcription accuracy at which an item counts as read (default 0.95)",
+    )
     analyze.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples")
     analyze.add_argument("--seed", type=int, default=0)
     analyze.set_defaults(handler=run_analyze_command)
@@ -76,21 +113,22 @@ def run_predict_command(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     api_key = os.environ.get(API_KEY_VARIABLES[args.api])
     try:
+        config = PredictConfig(
+            model=args.model,
+            api=args.api,
+            prompt=args.prompt,
+            params=GenerationParams(args.temperature, args.max_tokens),
+            concurrency=args.concurrency,
+            retry=RetryPolicy(max_attempts=args.max_attempts, base_delay=args.retry_delay),
+            seed=args.seed,
+            task=args.task,
+        )
         client = make_client(args.api, args.endpoint, args.model, api_key, args.timeout)
     except ValueError as error:
         console.print(f"[red]error:[/red] {error}")
         return 2
-    config = PredictConfig(
-        model=args.model,
-        api=args.api,
-        prompt=args.prompt,
-        params=GenerationParams(args.temperature, args.max_tokens),
-        concurrency=args.concurrency,
-        retry=RetryPolicy(max_attempts=args.max_attempts, base_delay=args.retry_delay),
-        seed=args.seed,
-    )
     progress = Progress(
-        TextColumn("predict"),
+        TextColumn(args.task),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -107,27 +145,26 @@ def run_predict_command(args: argparse.Namespace) -> int:
                     args.cache,
                     on_start=lambda total: progress.update(task, total=total),
                     on_done=lambda: progress.advance(task),
+                    output=args.output,
                 )
             )
     except (FileNotFoundError, ValueError) as error:
         console.print(f"[red]error:[/red] {error}")
         return 2
-    table = Table(title=f"predict · {args.model}")
-    for column in ("rows", "sent", "from cache", "failed", "attempts", "skipped rows"):
+    table = Table(title=f"predict · {args.task} · {args.model}")
+    columns = {
+        "rows": summary.total,
+        "sent": summary.sent,
+        "from cache": summary.cached,
+        "failed": summary.failed,
+        "attempts": summary.attempts,
+        "skipped rows": len(summary.skipped_rows),
+    }
+    if args.task == "transcribe":
+        columns["text rows (no image)"] = summary.not_applicable
+    for column in columns:
         table.add_column(column, justify="right")
-    table.add_row(
-        *(
-            str(v)
-            for v in (
-                summary.total,
-                summary.sent,
-                summary.cached,
-                summary.failed,
-                summary.attempts,
-                len(summary.skipped_rows),
-            )
-        )
-    )
+    table.add_row(*(str(value) for value in columns.values()))
     console.print(table)
     for reason in summary.skipped_rows[:10]:
         console.print(f"[yellow]skipped[/yellow] {reason}")
@@ -178,7 +215,13 @@ def run_analyze_command(args: argparse.Namespace) -> int:
     report_dir = args.report or args.sets[0] / "report"
     try:
         results = analyze(
-            args.predictions, args.sets, args.parser, n_boot=args.bootstrap, seed=args.seed
+            args.predictions,
+            args.sets,
+            args.parser,
+            n_boot=args.bootstrap,
+            seed=args.seed,
+            transcripts=args.transcripts,
+            read_threshold=args.read_threshold,
         )
     except (FileNotFoundError, ValueError) as error:
         Console(stderr=True).print(f"[red]error:[/red] {error}")
