@@ -214,6 +214,11 @@ class ReviewLog:
         self._ids: set[str] = set()
         self.skipped = 0
 
+    @property
+    def position(self) -> int:
+        """Return the byte offset up to which this reader has read the log."""
+        return self._position
+
     def sync(self) -> list[Decision]:
         """Return the decisions appended since the last call (by anyone)."""
         with self._lock:
@@ -361,6 +366,17 @@ class ReviewState:
                 review.adjudication = decision
             else:
                 review.votes[decision.reviewer] = decision
+
+    def snapshot(self) -> ReviewState:
+        """Return a copy that later `add` calls on this state leave unchanged."""
+        return ReviewState(
+            images={
+                image: ImageReview(image, dict(review.votes), review.adjudication)
+                for image, review in self.images.items()
+            },
+            replacements=dict(self.replacements),
+            decisions=list(self.decisions),
+        )
 
     def review_of(self, image: str) -> ImageReview:
         """Return the review of an image (unreviewed when nobody decided)."""

@@ -198,6 +198,7 @@ def test_manifest_gets_the_review_and_the_regenerated_image(tmp_path: Path) -> N
     # The index reads rows back by offset from the rewritten file.
     assert index.row(2)["image"] == "images/new.png"
     assert index.row(3)["item_id"] == rows[3]["item_id"]
+    assert not ReviewIndex(tmp_path).write_manifest(force=True)  # a restart: already applied
     # A manifest replaced by another command is re-read (its rows kept, the review re-applied).
     os.replace(tmp_path / "manifest.jsonl", tmp_path / "old.jsonl")
     synthetic_set(tmp_path, 4, images=False)

@@ -323,8 +323,8 @@ def _target(review: Review, body: Mapping[str, Any]) -> int:
     return position
 
 
-def _next_link(review: Review, query: Query, position: int) -> str:
-    params = query.params(page=1)
+def _next_link(review: Review, query: Query, position: int, adjudicate: bool = False) -> str:
+    params = query.params(page=1) | ({"adjudicate": "1"} if adjudicate else {})
     _before, after = review.index.neighbours(query, position)
     after = after if after is not None else review.index.first(query)
     return _link(f"/item/{after}", params) if after is not None else _link("/", params)
@@ -365,7 +365,7 @@ async def decide(request: Request) -> Response:
             "duplicate": not new,
             "id": decision.id,
             "status": review.index.entry(position).status,
-            "next": _next_link(review, query, position),
+            "next": _next_link(review, query, position, decision.adjudication),
         }
     )
 

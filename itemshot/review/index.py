@@ -31,8 +31,8 @@ from itemshot.factorial.review_log import (
     replaced_row,
 )
 from itemshot.renderer.manifest import MANIFEST
-from itemshot.renderer.output import TEMP_PREFIX
-from itemshot.review.records import presentation_of, reason_codes, verdict_of
+from itemshot.renderer.output import TEMP_PREFIX, atomic_write_json
+from itemshot.review.records import presentation_of, read_json, reason_codes, verdict_of
 
 VERDICT_CODES = ("fail", "pass", "unverified")
 FACETS = ("scene", "subject", "backend", "capture")
@@ -40,6 +40,8 @@ PAGE_SIZE = 48
 ANY = ""
 # The status filter's values: the statuses, plus every image.
 STATUS_FILTERS = (*STATUSES, "all")
+# What the manifest last had written into it (so a restart need not rewrite it again).
+APPLIED = ".review-manifest.json"
 
 
 @dataclass(frozen=True)
@@ -404,43 +406,62 @@ class ReviewIndex:
             now = os.stat(self.manifest)
         except FileNotFoundError:
             return False
-        known = self._identity
-        return (now.st_ino, now.st_size, now.st_mtime_ns) != (
-            known.st_ino,
-            known.st_size,
-            known.st_mtime_ns,
-        )
+        return _identity(now) != _identity(self._identity)
 
     def write_manifest(self, *, force: bool = False) -> bool:
         """Write the review (statuses, regenerations) into the manifest, atomically.
 
-        Returns False when there was nothing new to write (`force` writes any
-        review there is). A manifest another command replaced meanwhile is
-        re-read first, so its rows are kept.
+        Returns False when there was nothing new to write (`force`: write the
+        review unless the manifest already holds exactly this log). The rows
+        are written from a snapshot of the review, outside the lock, so pages
+        keep answering; decisions that arrive meanwhile go in the next write.
+        A manifest another command replaces meanwhile is re-read next time.
         """
         with self._lock:
             if self._manifest_replaced():
                 self.build()
-            if not (self.dirty or (force and self.state)):
+            wanted = self.dirty or (force and bool(self.state) and not self._applied())
+            if not wanted:
                 return False
-            temp = self.manifest.with_name(f"{TEMP_PREFIX}{MANIFEST}")
-            offsets: list[int] = []
-            position = 0
-            with self.manifest.open("rb") as source, temp.open("wb") as target:
-                rows = (json.loads(line) for line in source if line.strip())
-                for row in apply_review(rows, self.state):
-                    data = (json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n").encode()
-                    if row.get("status") == "ok" and row.get("image"):
-                        offsets.append(position)
-                    target.write(data)
-                    position += len(data)
-                target.flush()
-                os.fsync(target.fileno())
+            state = self.state.snapshot()
+            mark = {"decisions": len(state.decisions), "log_bytes": self.log.position}
+            self.dirty = False  # a decision folded from now on sets it again
+        temp = self.manifest.with_name(f"{TEMP_PREFIX}{MANIFEST}")
+        offsets: list[int] = []
+        position = 0
+        with self.manifest.open("rb") as source, temp.open("wb") as target:
+            rows = (json.loads(line) for line in source if line.strip())
+            for row in apply_review(rows, state):
+                data = (json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n").encode()
+                if row.get("status") == "ok" and row.get("image"):
+                    offsets.append(position)
+                target.write(data)
+                position += len(data)
+            target.flush()
+            os.fsync(target.fileno())
+        with self._lock:
+            if self._manifest_replaced() or len(offsets) != len(self.images):
+                temp.unlink(missing_ok=True)  # someone else rewrote it meanwhile: redo later
+                self.dirty = True
+                return False
             os.replace(temp, self.manifest)
             self.offsets = np.asarray(offsets, dtype=np.int64)
             self._identity = os.stat(self.manifest)
-            self.dirty = False
+            atomic_write_json(self.out / APPLIED, {**mark, "manifest": _identity(self._identity)})
             return True
+
+    def _applied(self) -> bool:
+        """Return whether the manifest already holds the review as the log stands now."""
+        record = read_json(self.out / APPLIED)
+        return isinstance(record, dict) and record == {
+            "decisions": len(self.state.decisions),
+            "log_bytes": self.log.position,
+            "manifest": _identity(self._identity),
+        }
+
+
+def _identity(stat: os.stat_result) -> list[int]:
+    return [stat.st_ino, stat.st_size, stat.st_mtime_ns]
 
 
 def _facet_values(row: Mapping[str, Any]) -> dict[str, str]:
