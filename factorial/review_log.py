@@ -219,6 +219,10 @@ class ReviewLog:
         """Return the byte offset up to which this reader has read the log."""
         return self._position
 
+    def knows(self, decision_id: str) -> bool:
+        """Return whether a decision id is in the log as this reader last read it."""
+        return decision_id in self._ids
+
     def sync(self) -> list[Decision]:
         """Return the decisions appended since the last call (by anyone)."""
         with self._lock:

@@ -110,6 +110,7 @@ def test_keyboard_review_restart_and_export(
         assert page.locator("#help").is_visible()
         page.keyboard.press("Escape")
         assert page.locator("#help").is_hidden()
+        page.set_viewport_size({"width": 1280, "height": 1100})  # room for the OCR diff
         _images_loaded(page)
         assert page.locator("#boxes polygon").count() >= 5  # question, four options
         assert page.locator(".readings tr").count() >= 5  # OCR readings beside the source

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import threading
 import time
 import zlib
@@ -66,6 +67,9 @@ class Review:
     access: Access
     regenerator: Regenerator
     root: Path = field(init=False)
+    # One regeneration at a time: a second request for the same image waits, then
+    # finds the image replaced (409) instead of making the same attempt again.
+    regenerating: asyncio.Lock = field(default_factory=asyncio.Lock)
     _readings: dict[str, bytes] | None = None
     _readings_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -76,8 +80,6 @@ class Review:
         """Return the OCR readings of an image from audit.json (loaded once, kept compressed)."""
         with self._readings_lock:
             if self._readings is None:
-                import json
-
                 self._readings = {
                     name: zlib.compress(json.dumps(readings).encode("utf-8"))
                     for name, readings in audit_verdicts(self.out / "audit.json")
@@ -85,8 +87,6 @@ class Review:
             packed = self._readings.get(image)
         if packed is None:
             return []
-        import json
-
         return list(json.loads(zlib.decompress(packed)))
 
     def inside(self, relative: str | None) -> Path | None:
@@ -296,8 +296,6 @@ async def _body(request: Request) -> dict[str, Any]:
     raw = await request.body()
     if len(raw) > MAX_BODY:
         raise _Refused(413, "request too large")
-    import json
-
     try:
         body = json.loads(raw)
     except ValueError:
@@ -375,22 +373,30 @@ async def regenerate(request: Request) -> Response:
     review = _review(request)
     try:
         body = await _body(request)
-        position = _target(review, body)
         decision_id = str(body.get("id") or "")
         if not decision_id:
             raise _Refused(400, "a regeneration needs an id")
         reason = str(body.get("reason") or "")
         if reason and reason not in REJECT_REASONS:
             raise _Refused(400, f"unknown reason {reason!r}")
+        async with review.regenerating:
+            await asyncio.to_thread(review.index.refresh)
+            if review.index.log.knows(decision_id):
+                return JSONResponse({"ok": True, "duplicate": True})  # a retry: already made
+            position = _target(review, body)
+            answer = await _regenerate(review, position, decision_id, reason)
     except _Refused as refused:
         return JSONResponse({"ok": False, "error": str(refused)}, status_code=refused.status)
+    except RegenerationFailed as error:
+        return JSONResponse({"ok": False, "error": str(error)}, status_code=502)
+    return JSONResponse(answer)
+
+
+async def _regenerate(review: Review, position: int, decision_id: str, reason: str) -> dict:
     row = await asyncio.to_thread(review.index.row, position)
     # Without a reason of its own, a regeneration answers the image's rejection, if any.
     reason = reason or review.index.state.review_of(str(row["image"])).reason
-    try:
-        replacement = await review.regenerator.regenerate(row, reason)
-    except RegenerationFailed as error:
-        return JSONResponse({"ok": False, "error": str(error)}, status_code=502)
+    replacement = await review.regenerator.regenerate(row, reason)
     entry = review.index.entry(position)
     decision = Decision(
         id=decision_id,
@@ -405,16 +411,14 @@ async def regenerate(request: Request) -> Response:
     )
     new = await asyncio.to_thread(review.index.record, decision)
     regeneration = dict(replacement.get("regeneration") or {})
-    return JSONResponse(
-        {
-            "ok": True,
-            "duplicate": not new,
-            "image": replacement["image"],
-            "identical": bool(regeneration.get("identical")),
-            "attempt": regeneration.get("attempt"),
-            "verdict": replacement.get("verdict"),
-        }
-    )
+    return {
+        "ok": True,
+        "duplicate": not new,
+        "image": replacement["image"],
+        "identical": bool(regeneration.get("identical")),
+        "attempt": regeneration.get("attempt"),
+        "verdict": replacement.get("verdict"),
+    }
 
 
 def progress_json(request: Request) -> Response:

@@ -90,6 +90,16 @@ def progress(index: ReviewIndex) -> dict[str, Any]:
     total = len(statuses)
     counts = {s: int((statuses == i).sum()) for i, s in enumerate(STATUSES)}
     groups = {name: _by_group(index, name) for name in ("scene", "backend")}
+    accepted_all = counts["accepted"]
+    decided_all = accepted_all + counts["rejected"]
+    worst = {
+        name: min(
+            (r for r in rows if r["pass_rate"] is not None),
+            key=lambda r: r["pass_rate"],
+            default=None,
+        )
+        for name, rows in groups.items()
+    }
     fail = VERDICT_CODES.index("fail")
     passed = VERDICT_CODES.index("pass")
     accepted, rejected = STATUSES.index("accepted"), STATUSES.index("rejected")
@@ -103,6 +113,8 @@ def progress(index: ReviewIndex) -> dict[str, Any]:
         "reviewed": total - counts["unreviewed"],
         "statuses": counts,
         "groups": groups,
+        "pass_rate": accepted_all / decided_all if decided_all else None,
+        "worst": {name: row["value"] if row else None for name, row in worst.items()},
         "verifier_vs_human": verifier_vs_human,
         "not_rendered": index.not_rendered,
     }
