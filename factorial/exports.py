@@ -19,6 +19,8 @@ EXPORTERS: dict[str, str] = {
     "vlmevalkit": "itemshot.factorial.export_vlmevalkit",
 }
 TARGETS = tuple(EXPORTERS)
+# What an export does with images rejected in review: leave them out, or keep and mark them.
+REJECTED_POLICIES = ("leave-out", "mark")
 
 
 @dataclass(frozen=True)

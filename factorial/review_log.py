@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from itemshot.factorial.exports import REJECTED_POLICIES
 from itemshot.renderer.output import atomic_write_json
 
 REVIEW_LOG = "review.jsonl"
@@ -437,7 +438,6 @@ def apply_review(rows: Iterable[Mapping[str, Any]], state: ReviewState) -> Itera
         yield result
 
 
-REJECTED_POLICIES = ("leave-out", "mark")
 REVIEW_MARKS = "review.json"
 
 

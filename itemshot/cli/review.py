@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import getpass
 import os
 from pathlib import Path
 from typing import Any
@@ -46,6 +45,8 @@ def register(subparsers: Any) -> None:
 
 
 def _login() -> str:
+    import getpass
+
     try:
         return getpass.getuser() or "reviewer"
     except (KeyError, OSError):

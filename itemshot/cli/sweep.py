@@ -10,8 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from itemshot.api import EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE
-from itemshot.factorial.exports import TARGETS
-from itemshot.factorial.review_log import REJECTED_POLICIES
+from itemshot.factorial.exports import REJECTED_POLICIES, TARGETS
 
 
 def register(subparsers: Any) -> None:
