@@ -7,9 +7,11 @@ command line lists the targets without loading pyarrow).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
+from typing import Any
 
 EXPORTERS: dict[str, str] = {
     "hf": "itemshot.factorial.export_hf",
@@ -17,31 +19,48 @@ EXPORTERS: dict[str, str] = {
     "vlmevalkit": "itemshot.factorial.export_vlmevalkit",
 }
 TARGETS = tuple(EXPORTERS)
+# What an export does with images rejected in review: leave them out, or keep and mark them.
+REJECTED_POLICIES = ("leave-out", "mark")
 
 
 @dataclass(frozen=True)
 class ExportResult:
-    """What an export wrote: its files, how many rows it holds, how many were left out."""
+    """What an export wrote: its files, how many rows it holds, how many were left out.
+
+    `review` counts the human review's statuses (empty when the set has no
+    review log) and `review["left_out"]` the rejected images left out.
+    """
 
     target: str
     dest: Path
     paths: tuple[Path, ...]
     rows: int
     left_out: int
+    review: Mapping[str, Any] = field(default_factory=dict)
 
 
-def export_set(source: Path, to: str, dest: Path, name: str | None = None) -> ExportResult:
+def export_set(
+    source: Path, to: str, dest: Path, name: str | None = None, *, rejected: str = "leave-out"
+) -> ExportResult:
     """Export the ok rows of an output set for harness `to`; return what was written.
 
-    Raises FileNotFoundError when `source` has no manifest, ValueError for an
-    unknown target.
+    Review decisions (OUT/review.jsonl) apply: regenerated images replace the
+    ones they regenerated, and rejected images are left out (`rejected=
+    "leave-out"`) or kept and listed with their status in DEST/review.json
+    (`"mark"`). Raises FileNotFoundError when `source` has no manifest,
+    ValueError for an unknown target or policy.
     """
     if to not in EXPORTERS:
         raise ValueError(f"unknown export target {to!r}; known: {', '.join(TARGETS)}")
     from itemshot.factorial.export_common import export_rows
+    from itemshot.factorial.review_log import review_export_rows, write_review_marks
 
     rows, not_ok = export_rows(source)
+    reviewed = review_export_rows(source, rows, rejected)
     dest.mkdir(parents=True, exist_ok=True)
     exporter = import_module(EXPORTERS[to]).export
-    written = exporter(rows, dest, name or source.resolve().name)
-    return ExportResult(to, dest, tuple(written), len(rows), not_ok)
+    written = list(exporter(reviewed.rows, dest, name or source.resolve().name))
+    if reviewed.counts:
+        written.append(write_review_marks(dest, reviewed))
+    review = reviewed.summary() if reviewed.counts else {}
+    return ExportResult(to, dest, tuple(written), len(reviewed.rows), not_ok, review)

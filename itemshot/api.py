@@ -485,11 +485,22 @@ def sweep(
     )
 
 
-def export(out: str | Path, to: str, dest: str | Path, *, name: str | None = None) -> ExportResult:
-    """Export an output set for a harness: `hf`, `lmms-eval` or `vlmevalkit`."""
+def export(
+    out: str | Path,
+    to: str,
+    dest: str | Path,
+    *,
+    name: str | None = None,
+    rejected: str = "leave-out",
+) -> ExportResult:
+    """Export an output set for a harness: `hf`, `lmms-eval` or `vlmevalkit`.
+
+    Review decisions apply: images rejected in `itemshot review` are left out
+    (`rejected="leave-out"`) or kept and marked in DEST/review.json (`"mark"`).
+    """
     from itemshot.factorial.exports import export_set
 
-    return export_set(Path(out), to, Path(dest), name)
+    return export_set(Path(out), to, Path(dest), name, rejected=rejected)
 
 
 def analyze(

@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "itemshot.cli.capture",
     "itemshot.cli.analysis",
     "itemshot.cli.sweep",
+    "itemshot.cli.review",
 )
 
 

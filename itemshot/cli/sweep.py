@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from itemshot.api import EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE
-from itemshot.factorial.exports import TARGETS
+from itemshot.factorial.exports import REJECTED_POLICIES, TARGETS
 
 
 def register(subparsers: Any) -> None:
@@ -42,6 +42,13 @@ def register(subparsers: Any) -> None:
     export.add_argument("--to", choices=TARGETS, required=True)
     export.add_argument("--out", type=Path, required=True, help="folder to write")
     export.add_argument("--name", default=None, help="dataset/task name (default: OUT's name)")
+    export.add_argument(
+        "--rejected",
+        choices=REJECTED_POLICIES,
+        default="leave-out",
+        help="images rejected in review (OUT/review.jsonl): leave them out (default), or "
+        "keep them and mark each image's review status in OUT/review.json",
+    )
     export.set_defaults(handler=cmd_export)
 
 
@@ -88,13 +95,22 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     console = Console(stderr=True)
     try:
-        result = itemshot.export(args.source, args.to, args.out, name=args.name)
+        result = itemshot.export(
+            args.source, args.to, args.out, name=args.name, rejected=args.rejected
+        )
     except FileNotFoundError as error:
         console.print(f"[red]error:[/red] {error}")
         return EXIT_USAGE
     console.print(
         f"exported {result.rows} rows ({result.left_out} not ok, left out) to {result.dest}"
     )
+    if result.review:
+        review = result.review
+        console.print(
+            f"review: {review['left_out']} rejected left out, {review['rejected']} rejected, "
+            f"{review['conflict']} in conflict, {review['flagged']} flagged, "
+            f"{review['accepted']} accepted, {review['unreviewed']} unreviewed"
+        )
     for path in result.paths:
         print(path)
     return EXIT_OK

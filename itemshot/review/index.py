@@ -1,0 +1,474 @@
+"""The review index: an output set's images as columns, built once, filtered without a scan.
+
+At server start the manifest is read once: each image row becomes an entry
+with its byte offset (the item view reads that one line back) and its facets
+(verdict, reason codes, scene, subject, backend, capture) as integer codes in
+numpy arrays; the review log adds each entry's status and reviewers. A queue
+page is then a few vectorised mask operations over those columns, whatever
+the set's size, and a decision updates one entry. The queue order is
+verifier failures first, then manifest order; decided images leave the
+default (unreviewed) queue, so after a restart it resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from itemshot.factorial.review_log import (
+    STATUSES,
+    Decision,
+    ReviewLog,
+    ReviewState,
+    apply_review,
+    replaced_row,
+)
+from itemshot.renderer.manifest import MANIFEST
+from itemshot.renderer.output import TEMP_PREFIX, atomic_write_json
+from itemshot.review.records import presentation_of, read_json, reason_codes, verdict_of
+
+VERDICT_CODES = ("fail", "pass", "unverified")
+FACETS = ("scene", "subject", "backend", "capture")
+PAGE_SIZE = 48
+ANY = ""
+# The status filter's values: the statuses, plus every image.
+STATUS_FILTERS = (*STATUSES, "all")
+# What the manifest last had written into it (so a restart need not rewrite it again).
+APPLIED = ".review-manifest.json"
+
+
+@dataclass(frozen=True)
+class Query:
+    """A queue filter: status (default unreviewed), verdict, reason, facets, reviewer, page."""
+
+    status: str = "unreviewed"
+    verdict: str = ANY
+    reason: str = ANY
+    scene: str = ANY
+    subject: str = ANY
+    backend: str = ANY
+    capture: str = ANY
+    reviewer: str = ANY
+    page: int = 1
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, str]) -> Query:
+        """Return the query of URL parameters (unknown parameters ignored, bad pages → 1)."""
+        values: dict[str, Any] = {}
+        for name in ("verdict", "reason", *FACETS, "reviewer"):
+            values[name] = str(params.get(name, ANY))[:200]
+        status = str(params.get("status", "unreviewed"))
+        values["status"] = status if status in STATUS_FILTERS else "unreviewed"
+        try:
+            values["page"] = max(1, int(params.get("page", "1")))
+        except ValueError:
+            values["page"] = 1
+        return cls(**values)
+
+    def params(self, **changes: Any) -> dict[str, str]:
+        """Return the query (with changes) as URL parameters, leaving defaults out."""
+        query = replace(self, **changes)
+        out: dict[str, str] = {}
+        for name, default in vars(Query()).items():
+            value = getattr(query, name)
+            if value != default:
+                out[name] = str(value)
+        return out
+
+    def filters(self) -> tuple[Any, ...]:
+        """Return the filter part of the query (everything but the page)."""
+        return tuple(v for k, v in vars(self).items() if k != "page")
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of the queue: entry positions, the match count, and where the page is."""
+
+    entries: tuple[int, ...]
+    total: int
+    page: int
+    pages: int
+
+
+@dataclass(frozen=True)
+class Entry:
+    """The index's view of one image row (facets, status and where its line is)."""
+
+    position: int
+    item_id: str
+    image: str
+    job_key: str
+    verdict: str
+    status: str
+    codes: tuple[str, ...]
+    facets: Mapping[str, str]
+    reviewers: tuple[str, ...]
+
+
+class _Vocabulary:
+    """String values of one facet ↔ small integer codes."""
+
+    def __init__(self) -> None:
+        self.values: list[str] = []
+        self.codes: dict[str, int] = {}
+
+    def code(self, value: str) -> int:
+        found = self.codes.get(value)
+        if found is None:
+            found = self.codes[value] = len(self.values)
+            self.values.append(value)
+        return found
+
+
+class ReviewIndex:
+    """The images of an output set with their facets and review state, for fast queues.
+
+    Thread-safe: request handlers read it while decisions update it.
+    """
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.manifest = out / MANIFEST
+        self.log = ReviewLog(out)
+        self._lock = threading.RLock()
+        self.version = 0
+        self._cache: dict[tuple[Any, ...], np.ndarray] = {}
+        self.dirty = False  # decisions not yet written into the manifest
+        self.build()
+
+    # -- building ---------------------------------------------------------------
+
+    def build(self) -> None:
+        """Read the manifest and the review log from scratch into the columns."""
+        with self._lock:
+            self.state = ReviewState()
+            self.log = ReviewLog(self.out)
+            self.state.add(self.log.sync())
+            self.skipped_lines = self.log.skipped
+            offsets: list[int] = []
+            self.item_ids: list[str] = []
+            self.images: list[str] = []
+            self.job_keys: list[str] = []
+            self.rows_total = 0
+            self.not_rendered = 0
+            verdicts: list[int] = []
+            facet_codes: dict[str, list[int]] = {name: [] for name in FACETS}
+            self.facets = {name: _Vocabulary() for name in FACETS}
+            self.reason_vocab = _Vocabulary()
+            code_lists: list[list[int]] = []
+            with self.manifest.open("rb") as handle:
+                self._identity = os.fstat(handle.fileno())
+                offset = 0
+                for line in handle:
+                    start, offset = offset, offset + len(line)
+                    if not line.strip():
+                        continue
+                    self.rows_total += 1
+                    row = replaced_row(json.loads(line), self.state)
+                    if row.get("status") != "ok" or not row.get("image"):
+                        self.not_rendered += 1
+                        continue
+                    offsets.append(start)
+                    self.item_ids.append(str(row.get("item_id") or ""))
+                    self.images.append(str(row["image"]))
+                    self.job_keys.append(str(row.get("job_key") or ""))
+                    verdicts.append(VERDICT_CODES.index(verdict_of(row)))
+                    for name, value in _facet_values(row).items():
+                        facet_codes[name].append(self.facets[name].code(value))
+                    code_lists.append([self.reason_vocab.code(c) for c in reason_codes(row)])
+            size = len(offsets)
+            self.offsets = np.asarray(offsets, dtype=np.int64)
+            self.verdicts = np.asarray(verdicts, dtype=np.int8)
+            self.facet_columns = {
+                name: np.asarray(codes, dtype=np.int32) for name, codes in facet_codes.items()
+            }
+            self.reasons = np.zeros((len(self.reason_vocab.values), size), dtype=bool)
+            for position, codes in enumerate(code_lists):
+                self.reasons[codes, position] = True
+            self.position_of = {image: p for p, image in enumerate(self.images)}
+            self.statuses = np.zeros(size, dtype=np.int8)
+            self.reviewer_masks: dict[str, np.ndarray] = {}
+            for position, image in enumerate(self.images):
+                self._refresh_review(position, image)
+            self._order()
+            self._changed()
+
+    def _order(self) -> None:
+        """Sort the queue: verifier failures first, then the rest, each in manifest order."""
+        failed_first = self.verdicts != VERDICT_CODES.index("fail")
+        self.order = np.lexsort((np.arange(len(self.images)), failed_first))
+        self.rank = np.empty_like(self.order)
+        self.rank[self.order] = np.arange(len(self.order))
+
+    def _refresh_review(self, position: int, image: str) -> None:
+        review = self.state.review_of(image)
+        self.statuses[position] = STATUSES.index(review.status)
+        for mask in self.reviewer_masks.values():
+            mask[position] = False
+        for reviewer in review.votes:
+            mask = self.reviewer_masks.get(reviewer)
+            if mask is None:
+                mask = self.reviewer_masks[reviewer] = np.zeros(len(self.images), dtype=bool)
+            mask[position] = True
+
+    def _changed(self) -> None:
+        self.version += 1
+        self._cache.clear()
+
+    # -- decisions --------------------------------------------------------------
+
+    def record(self, decision: Decision) -> bool:
+        """Log a decision durably and fold it (and anything others logged) in; False: a repeat."""
+        new_one, decisions = self.log.append(decision)
+        self.fold(decisions)
+        return new_one
+
+    def refresh(self) -> None:
+        """Fold in decisions other processes appended, and re-read a manifest replaced under us."""
+        if self._manifest_replaced():
+            self.build()
+            return
+        self.fold(self.log.sync())
+
+    def fold(self, decisions: Sequence[Decision]) -> None:
+        """Apply decisions (already in the log) to the columns."""
+        if not decisions:
+            return
+        with self._lock:
+            self.state.add(decisions)
+            reorder = False
+            for decision in decisions:
+                position = self.position_of.get(decision.image)
+                if position is None:
+                    continue  # an image no longer current (regenerated since), or not in the set
+                if decision.action == "regenerate":
+                    self._replace(position, decision)
+                    reorder = True
+                    continue
+                self._refresh_review(position, decision.image)
+            if reorder:
+                self._order()
+            self.dirty = True
+            self._changed()
+
+    def _replace(self, position: int, decision: Decision) -> None:
+        replacement = dict(decision.replacement or {})
+        new_image = str(replacement["image"])
+        del self.position_of[self.images[position]]
+        self.images[position] = new_image
+        self.position_of[new_image] = position
+        self.verdicts[position] = VERDICT_CODES.index(verdict_of(replacement))
+        self.reasons[:, position] = False
+        codes = [self.reason_vocab.code(c) for c in reason_codes(replacement)]
+        if len(self.reason_vocab.values) > self.reasons.shape[0]:
+            grown = np.zeros((len(self.reason_vocab.values), len(self.images)), dtype=bool)
+            grown[: self.reasons.shape[0]] = self.reasons
+            self.reasons = grown
+        self.reasons[codes, position] = True
+        self._refresh_review(position, new_image)
+
+    # -- queries ----------------------------------------------------------------
+
+    def matching(self, query: Query) -> np.ndarray:
+        """Return the positions matching a query's filters, in queue order (cached per version)."""
+        key = (self.version, *query.filters())
+        with self._lock:
+            found = self._cache.get(key)
+            if found is not None:
+                return found
+            mask = np.ones(len(self.images), dtype=bool)
+            if query.status != "all":
+                mask &= self.statuses == STATUSES.index(query.status)
+            if query.verdict:
+                mask &= self._equal(self.verdicts, VERDICT_CODES, query.verdict)
+            if query.reason:
+                code = self.reason_vocab.codes.get(query.reason)
+                mask &= self.reasons[code] if code is not None else False
+            for name in FACETS:
+                value = getattr(query, name)
+                if value:
+                    mask &= self._equal(self.facet_columns[name], self.facets[name].values, value)
+            if query.reviewer:
+                reviewer = self.reviewer_masks.get(query.reviewer)
+                mask &= reviewer if reviewer is not None else False
+            found = self.order[mask[self.order]]
+            if len(self._cache) > 256:
+                self._cache.clear()
+            self._cache[key] = found
+            return found
+
+    @staticmethod
+    def _equal(column: np.ndarray, values: Sequence[str], wanted: str) -> np.ndarray | bool:
+        try:
+            return column == values.index(wanted)
+        except ValueError:
+            return False
+
+    def page(self, query: Query, size: int = PAGE_SIZE) -> Page:
+        """Return one page of the queue."""
+        found = self.matching(query)
+        pages = max(1, -(-len(found) // size))
+        number = min(query.page, pages)
+        chosen = found[(number - 1) * size : number * size]
+        return Page(tuple(int(p) for p in chosen), len(found), number, pages)
+
+    def neighbours(self, query: Query, position: int) -> tuple[int | None, int | None]:
+        """Return the entries before and after `position` in the filtered queue."""
+        found = self.matching(query)
+        ranks = self.rank[found]
+        at = int(np.searchsorted(ranks, self.rank[position]))
+        after = at + 1 if at < len(found) and found[at] == position else at
+        before = int(found[at - 1]) if at > 0 else None
+        following = int(found[after]) if after < len(found) else None
+        return before, following
+
+    def first(self, query: Query) -> int | None:
+        """Return the first entry of the filtered queue (None when it is empty)."""
+        found = self.matching(query)
+        return int(found[0]) if len(found) else None
+
+    def counts(self, name: str, query: Query) -> dict[str, int]:
+        """Return how many images of the query (ignoring its own `name` filter) have each value."""
+        mask_query = replace(query, **{name: ANY if name != "status" else "all"})
+        found = self.matching(mask_query)
+        if name == "status":
+            column, values = self.statuses, STATUSES
+        elif name == "verdict":
+            column, values = self.verdicts, VERDICT_CODES
+        elif name == "reason":
+            totals = self.reasons[:, found].sum(axis=1)
+            return {v: int(n) for v, n in zip(self.reason_vocab.values, totals, strict=True) if n}
+        elif name == "reviewer":
+            return {r: int(m[found].sum()) for r, m in sorted(self.reviewer_masks.items())}
+        else:
+            column, values = self.facet_columns[name], self.facets[name].values
+        tally = np.bincount(column[found], minlength=len(values))
+        return {v: int(n) for v, n in zip(values, tally, strict=False) if n}
+
+    def values(self, name: str) -> list[str]:
+        """Return every value a filter can take, sorted."""
+        if name == "status":
+            return list(STATUS_FILTERS)
+        if name == "verdict":
+            return list(VERDICT_CODES)
+        if name == "reason":
+            return sorted(self.reason_vocab.values)
+        if name == "reviewer":
+            return sorted(self.reviewer_masks)
+        return sorted(self.facets[name].values)
+
+    def entry(self, position: int) -> Entry:
+        """Return the index's view of one entry."""
+        with self._lock:
+            image = self.images[position]
+            return Entry(
+                position=position,
+                item_id=self.item_ids[position],
+                image=image,
+                job_key=self.job_keys[position],
+                verdict=VERDICT_CODES[self.verdicts[position]],
+                status=STATUSES[self.statuses[position]],
+                codes=tuple(
+                    self.reason_vocab.values[c] for c in np.flatnonzero(self.reasons[:, position])
+                ),
+                facets={
+                    name: self.facets[name].values[self.facet_columns[name][position]]
+                    for name in FACETS
+                },
+                reviewers=tuple(self.state.review_of(image).votes),
+            )
+
+    def row(self, position: int) -> dict[str, Any]:
+        """Return the manifest row of an entry (read back from its line), review applied."""
+        with self._lock:
+            offset = int(self.offsets[position])
+            with self.manifest.open("rb") as handle:
+                handle.seek(offset)
+                line = handle.readline()
+            row = replaced_row(json.loads(line), self.state)
+            row["review"] = self.state.review_of(self.images[position]).as_record()
+            return row
+
+    def __len__(self) -> int:
+        return len(self.images)
+
+    # -- the manifest -----------------------------------------------------------
+
+    def _manifest_replaced(self) -> bool:
+        try:
+            now = os.stat(self.manifest)
+        except FileNotFoundError:
+            return False
+        return _identity(now) != _identity(self._identity)
+
+    def write_manifest(self, *, force: bool = False) -> bool:
+        """Write the review (statuses, regenerations) into the manifest, atomically.
+
+        Returns False when there was nothing new to write (`force`: write the
+        review unless the manifest already holds exactly this log). The rows
+        are written from a snapshot of the review, outside the lock, so pages
+        keep answering; decisions that arrive meanwhile go in the next write.
+        A manifest another command replaces meanwhile is re-read next time.
+        """
+        with self._lock:
+            if self._manifest_replaced():
+                self.build()
+            wanted = self.dirty or (force and bool(self.state) and not self._applied())
+            if not wanted:
+                return False
+            state = self.state.snapshot()
+            mark = {"decisions": len(state.decisions), "log_bytes": self.log.position}
+            self.dirty = False  # a decision folded from now on sets it again
+        temp = self.manifest.with_name(f"{TEMP_PREFIX}{MANIFEST}")
+        offsets: list[int] = []
+        position = 0
+        with self.manifest.open("rb") as source, temp.open("wb") as target:
+            rows = (json.loads(line) for line in source if line.strip())
+            for row in apply_review(rows, state):
+                data = (json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n").encode()
+                if row.get("status") == "ok" and row.get("image"):
+                    offsets.append(position)
+                target.write(data)
+                position += len(data)
+            target.flush()
+            os.fsync(target.fileno())
+        with self._lock:
+            if self._manifest_replaced() or len(offsets) != len(self.images):
+                temp.unlink(missing_ok=True)  # someone else rewrote it meanwhile: redo later
+                self.dirty = True
+                return False
+            os.replace(temp, self.manifest)
+            self.offsets = np.asarray(offsets, dtype=np.int64)
+            self._identity = os.stat(self.manifest)
+            atomic_write_json(self.out / APPLIED, {**mark, "manifest": _identity(self._identity)})
+            return True
+
+    def _applied(self) -> bool:
+        """Return whether the manifest already holds the review as the log stands now."""
+        record = read_json(self.out / APPLIED)
+        return isinstance(record, dict) and record == {
+            "decisions": len(self.state.decisions),
+            "log_bytes": self.log.position,
+            "manifest": _identity(self._identity),
+        }
+
+
+def _identity(stat: os.stat_result) -> list[int]:
+    return [stat.st_ino, stat.st_size, stat.st_mtime_ns]
+
+
+def _facet_values(row: Mapping[str, Any]) -> dict[str, str]:
+    presentation = presentation_of(row)
+    return {
+        "scene": str(presentation.get("scene") or ""),
+        "subject": str(row.get("subject") or ""),
+        "backend": str(row.get("backend") or ""),
+        "capture": str(presentation.get("capture") or ""),
+    }
