@@ -23,7 +23,7 @@ from itemshot.factorial.option_sets import (
     option_set,
     with_options,
 )
-from itemshot.factorial.sweep_rows import FIGURE_FORMATS, prompt_for, text_row, write_figures
+from itemshot.factorial.sweep_rows import figure_fields, prompt_for, text_row
 from itemshot.renderer.adapters import ColumnMapping, Dataset, load_dataset
 from itemshot.renderer.items import Item, ItemError
 from itemshot.renderer.jobs import Content, Job, JobRequest, PlanFailure, make_job
@@ -178,7 +178,7 @@ def _finish_row(
     row = dict(rendered.get(planned.key) or {"item_id": planned.item.id, "status": "failed"})
     row.update(planned.extra)
     row["format"] = fmt
-    row["figures"] = write_figures(out, planned.item) if fmt in FIGURE_FORMATS else []
+    row.update(figure_fields(out, planned.item, fmt))
     row["prompt"] = prompt_for(
         fmt, planned.item.question, planned.item.options, planned.item.language
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -89,12 +90,18 @@ def cmd_export(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     try:
         result = itemshot.export(args.source, args.to, args.out, name=args.name)
-    except FileNotFoundError as error:
+    except (FileNotFoundError, ValueError) as error:
         console.print(f"[red]error:[/red] {error}")
         return EXIT_USAGE
-    console.print(
-        f"exported {result.rows} rows ({result.left_out} not ok, left out) to {result.dest}"
-    )
+    console.print(f"exported {result.rows} rows to {result.dest}")
+    if result.left_out:
+        console.print(f"  left out {result.left_out} rows that are not ok in the manifest")
+    if result.filtered:
+        console.print(f"  left out {result.filtered} rows by the export filter")
+    if result.skipped:
+        reasons = Counter(entry["reason"] for entry in result.skipped)
+        listed = ", ".join(f"{count} {reason}" for reason, count in reasons.most_common())
+        console.print(f"  skipped {len(result.skipped)} rows this harness cannot hold ({listed})")
     for path in result.paths:
         print(path)
     return EXIT_OK
