@@ -69,8 +69,10 @@ class SweepPlan:
         return [row.job for row in self.rows if row.job is not None]
 
 
-def load_items(design: Design, limit: int | None = None) -> Dataset:
-    """Read the design's dataset (first `limit` rows when given)."""
+def load_items(
+    design: Design, limit: int | None = None, *, config: str | None = None, split: str | None = None
+) -> Dataset:
+    """Read the design's dataset (first `limit` rows; `config`/`split` override the design's)."""
     spec = design.dataset
     mapping = ColumnMapping.from_pairs(dict(spec.mapping)) if spec.mapping else None
     return load_dataset(
@@ -79,6 +81,8 @@ def load_items(design: Design, limit: int | None = None) -> Dataset:
         mapping=mapping,
         missing_images=spec.missing_images,
         limit=limit if limit is not None else spec.limit,
+        config=config if config is not None else spec.config,
+        split=split if split is not None else spec.split,
     )
 
 

@@ -1,4 +1,4 @@
-"""`--to hf`: a Hugging Face dataset folder (`test.parquet` + dataset card `README.md`).
+"""`--to hf`: a Hugging Face dataset folder (`data/test-<hash>.parquet` + card `README.md`).
 
 Columns are typed: `n_options` is an integer, each condition factor (scene,
 font style, …) is a column of its own (integer when every level is one), and
@@ -6,12 +6,14 @@ font style, …) is a column of its own (integer when every level is one), and
 metadata carries the `datasets` feature description (the `huggingface` key),
 so `image` (the rendered image, null for text formats) and `figures` (the
 figures the design sends beside the text or the image) decode as PIL images.
-Embedded images are named by their content hash. `datasets.load_dataset(DEST)`
-reads the folder through the card's `configs`.
+Embedded images and the parquet file are named by their content hash, so no
+cache serves an earlier export's. `datasets.load_dataset(DEST)` reads the
+folder through the card's `configs`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -25,7 +27,8 @@ import yaml
 from itemshot.factorial.export_common import ExportRow, Written, image_name
 from itemshot.renderer.output import atomic_write_text
 
-PARQUET_NAME = "test.parquet"
+SPLIT = "test"
+DATA_DIR = "data"
 CARD_NAME = "README.md"
 
 _STRING = {"dtype": "string", "_type": "Value"}
@@ -108,11 +111,7 @@ def record(row: ExportRow, factors: dict[str, bool]) -> dict[str, Any]:
         "option_level": row.option_level,
         **{
             _column_name(name): (
-                None
-                if values.get(name) is None
-                else values[name]
-                if is_int
-                else str(values[name])
+                None if values.get(name) is None else values[name] if is_int else str(values[name])
             )
             for name, is_int in factors.items()
         },
@@ -130,20 +129,37 @@ def record(row: ExportRow, factors: dict[str, bool]) -> dict[str, Any]:
 
 
 def write_parquet(
-    rows: Sequence[ExportRow], target: Path, factors: dict[str, bool] | None = None
+    rows: Sequence[ExportRow], folder: Path, stem: str, factors: dict[str, bool] | None = None
 ) -> Path:
-    """Write rows to one parquet file at `target` (through a temp file) and return it."""
+    """Write rows to `folder/<stem>-<content hash>.parquet` (through a temp file); return it.
+
+    The name follows the content: `datasets` caches a local file by its path,
+    so a file rewritten in place would be served from the cache of the
+    earlier export. Earlier `<stem>-*.parquet` files in `folder` are removed.
+    """
     factors = factor_columns(rows) if factors is None else factors
-    target.parent.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
     table = pa.Table.from_pylist([record(row, factors) for row in rows], schema=schema(factors))
-    temp = target.with_name(f".tmp-{target.name}")
+    temp = folder / f".tmp-{stem}.parquet"
     pq.write_table(table, temp)
+    digest = hashlib.sha256(temp.read_bytes()).hexdigest()[:16]
+    target = folder / f"{stem}-{digest}.parquet"
     temp.replace(target)
+    for earlier in folder.glob(f"{stem}-*.parquet"):
+        if earlier != target:
+            earlier.unlink()
     return target
 
 
-def dataset_card(rows: Sequence[ExportRow], name: str, factors: dict[str, bool]) -> str:
-    """Return the dataset card: a YAML header `datasets` reads, then what the set holds."""
+def dataset_card(
+    rows: Sequence[ExportRow], name: str, factors: dict[str, bool], data_file: str
+) -> str:
+    """Return the dataset card: a YAML header `datasets` reads, then what the set holds.
+
+    The header names the data file itself, not a pattern: `datasets` caches a
+    local folder under a hash of its configs, so a new file name is what makes
+    it read a re-export rather than its cache of the earlier one.
+    """
     header = {
         "pretty_name": name,
         "tags": ["itemshot", "multiple-choice", "vision-only"],
@@ -151,7 +167,7 @@ def dataset_card(rows: Sequence[ExportRow], name: str, factors: dict[str, bool])
         "configs": [
             {
                 "config_name": "default",
-                "data_files": [{"split": "test", "path": PARQUET_NAME}],
+                "data_files": [{"split": SPLIT, "path": data_file}],
             }
         ],
     }
@@ -192,11 +208,12 @@ def dataset_card(rows: Sequence[ExportRow], name: str, factors: dict[str, bool])
 
 
 def export_hf(rows: Sequence[ExportRow], dest: Path, name: str) -> Written:
-    """Write DEST/test.parquet and DEST/README.md; return what was written."""
+    """Write DEST/data/test-<hash>.parquet and DEST/README.md; return what was written."""
     factors = factor_columns(rows)
-    parquet = write_parquet(rows, dest / PARQUET_NAME, factors)
+    parquet = write_parquet(rows, dest / DATA_DIR, SPLIT, factors)
     card = dest / CARD_NAME
-    atomic_write_text(card, dataset_card(rows, name, factors))
+    relative = parquet.relative_to(dest).as_posix()
+    atomic_write_text(card, dataset_card(rows, name, factors, relative))
     return Written((parquet, card), len(rows))
 
 

@@ -1,7 +1,8 @@
 """`--to lmms-eval`: a task folder for `lmms-eval --tasks itemshot_<name> --include_path DEST`.
 
 One task per condition cell (`itemshot_<name>_<cell>`), each reading its own
-parquet file under `data/` by a path relative to the task YAML (lmms-eval
+parquet file under `data/` (named by its content hash, so no datasets cache
+serves an earlier export's) by a path relative to the task YAML (lmms-eval
 resolves it against the YAML's folder, so the folder can be copied or moved),
 plus a group `itemshot_<name>` over all of them with a size-weighted
 aggregate. The parquet files have the HF export's typed columns, so every
@@ -145,9 +146,9 @@ def export_lmms(rows: Sequence[ExportRow], dest: Path, name: str) -> Written:
     tasks: list[str] = []
     for cell, members in sorted(cells.items()):
         task = f"{base}_{_NAME.sub('_', cell)}"
-        relative = f"data/{task}.parquet"
-        data = write_parquet(members, dest / relative, factors)
+        data = write_parquet(members, dest / "data", task, factors)
         config = dest / f"{task}.yaml"
+        relative = data.relative_to(dest).as_posix()
         atomic_write_text(config, _dump(task_config(task, relative)))
         written += [data, config]
         tasks.append(task)

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from itemshot.api import EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE
+from itemshot.cli.render import add_hub_flags
 from itemshot.factorial.exports import TARGETS
 
 
@@ -29,6 +30,7 @@ def register(subparsers: Any) -> None:
         "--out", type=Path, default=None, help="output folder (default: the design's `out`)"
     )
     sweep.add_argument("--limit", type=int, default=None, help="use the first N dataset rows only")
+    add_hub_flags(sweep)
     sweep.add_argument("--workers", type=int, default=2, help="Chromium processes (2 pages each)")
     sweep.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     sweep.set_defaults(handler=cmd_sweep)
@@ -60,6 +62,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             args.design,
             args.out,
             limit=args.limit,
+            config=args.config,
+            split=args.split,
             workers=args.workers,
             progress=not args.no_progress,
             console=console,
