@@ -31,6 +31,7 @@ from PIL import Image
 from itemshot.cli import main
 from itemshot.factorial.messages import build_request
 from itemshot.factorial.prompts import builtin_prompts
+from itemshot.factorial.sweep import FORMATS as SWEEP_FORMATS
 from itemshot.factorial.sweep import row_from_record
 from itemshot.renderer.output import read_jsonl
 
@@ -40,14 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TOOL = ROOT.parent / "shared" / "fixtures" / "mmmu-pro-tool" / "data.jsonl"
 MIX = ROOT.parent / "shared" / "fixtures" / "mmmu-pro-mix" / "mix_data.jsonl"
 LIMIT = 3
-FORMATS = (
-    "blind",
-    "standard",
-    "vision",
-    "vision_placeholder",
-    "vision_text_only",
-    "vision_question_only",
-)
+FORMATS = SWEEP_FORMATS  # the 2×2 formats and every control
 # The cells whose whole question and options must be inside the image.
 VISION_ONLY = ("vision", "vision_placeholder", "vision_text_only")
 LMMS_PYTHON = os.environ.get("ITEMSHOT_LMMS_EVAL_PYTHON")
