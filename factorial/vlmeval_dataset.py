@@ -149,7 +149,10 @@ def dataset_class() -> type:
             return [DATASET]
 
         def load_data(self, dataset: str) -> Any:
-            return pd.read_csv(HERE / f"{dataset}.tsv", sep="\t")
+            data = pd.read_csv(HERE / f"{dataset}.tsv", sep="\t")
+            # Blind rows have no image: VLMEvalKit's loader takes "" but not NaN.
+            data["image_path"] = data["image_path"].fillna("")
+            return data
 
         def build_prompt(self, line: Any) -> list[dict[str, str]]:
             if isinstance(line, int):
