@@ -23,7 +23,7 @@ from itemshot.factorial.option_sets import (
     option_set,
     with_options,
 )
-from itemshot.factorial.sweep_rows import FIGURE_FORMATS, prompt_for, text_row, write_figures
+from itemshot.factorial.sweep_rows import figure_fields, prompt_for, text_row
 from itemshot.renderer.adapters import ColumnMapping, Dataset, load_dataset
 from itemshot.renderer.items import Item, ItemError
 from itemshot.renderer.jobs import Content, Job, JobRequest, PlanFailure, make_job
@@ -69,8 +69,10 @@ class SweepPlan:
         return [row.job for row in self.rows if row.job is not None]
 
 
-def load_items(design: Design, limit: int | None = None) -> Dataset:
-    """Read the design's dataset (first `limit` rows when given)."""
+def load_items(
+    design: Design, limit: int | None = None, *, config: str | None = None, split: str | None = None
+) -> Dataset:
+    """Read the design's dataset (first `limit` rows; `config`/`split` override the design's)."""
     spec = design.dataset
     mapping = ColumnMapping.from_pairs(dict(spec.mapping)) if spec.mapping else None
     return load_dataset(
@@ -79,6 +81,8 @@ def load_items(design: Design, limit: int | None = None) -> Dataset:
         mapping=mapping,
         missing_images=spec.missing_images,
         limit=limit if limit is not None else spec.limit,
+        config=config if config is not None else spec.config,
+        split=split if split is not None else spec.split,
     )
 
 
@@ -178,7 +182,7 @@ def _finish_row(
     row = dict(rendered.get(planned.key) or {"item_id": planned.item.id, "status": "failed"})
     row.update(planned.extra)
     row["format"] = fmt
-    row["figures"] = write_figures(out, planned.item) if fmt in FIGURE_FORMATS else []
+    row.update(figure_fields(out, planned.item, fmt))
     row["prompt"] = prompt_for(
         fmt, planned.item.question, planned.item.options, planned.item.language
     )

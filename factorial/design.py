@@ -18,6 +18,7 @@ import yaml
 from itemshot.factorial.sweep import FORMATS
 from itemshot.renderer.adapters import FORMATS as DATASET_FORMATS
 from itemshot.renderer.adapters import MISSING_POLICIES
+from itemshot.renderer.adapters.hub import is_hub_id
 from itemshot.renderer.presentation import RANDOM, PresentationError, PresentationSpec
 
 FORMAT_LEVELS = FORMATS  # the control hierarchy, defined once in factorial.sweep
@@ -39,7 +40,7 @@ _TOP_KEYS = {
     "out",
     "groups",
 }
-_DATASET_KEYS = {"path", "format", "missing_images", "map", "limit"}
+_DATASET_KEYS = {"path", "format", "missing_images", "map", "limit", "config", "split"}
 
 
 class DesignError(ValueError):
@@ -52,13 +53,19 @@ class DesignError(ValueError):
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """Where the items come from and how to read them."""
+    """Where the items come from and how to read them.
+
+    `path` is a file, a Hub-style folder or a Hub id (`owner/name`, read from
+    the local cache); `config` and `split` choose a Hub dataset's part.
+    """
 
     path: Path
     format: str | None = None
     missing_images: str = "fail"
     mapping: Mapping[str, str] = field(default_factory=dict)
     limit: int | None = None
+    config: str | None = None
+    split: str | None = None
 
 
 @dataclass(frozen=True)
@@ -147,7 +154,7 @@ def _dataset(value: Any, base: Path, source: str) -> DatasetSpec:
         raise DesignError(f"dataset.{unknown[0]}", "unknown key", source)
     path = value.get("path")
     if not isinstance(path, str) or not path:
-        raise DesignError("dataset.path", "must be a file path", source)
+        raise DesignError("dataset.path", "must be a file, folder or Hub id", source)
     fmt = value.get("format")
     if fmt is not None and fmt not in DATASET_FORMATS:
         raise DesignError(
@@ -166,8 +173,16 @@ def _dataset(value: Any, base: Path, source: str) -> DatasetSpec:
     limit = value.get("limit")
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
         raise DesignError("dataset.limit", f"{limit!r} is not a positive whole number", source)
+    choice: dict[str, str | None] = {}
+    for key in ("config", "split"):
+        chosen = value.get(key)
+        if chosen is not None and (not isinstance(chosen, str) or not chosen):
+            raise DesignError(f"dataset.{key}", "must be a name", source)
+        choice[key] = chosen
     resolved = Path(path) if Path(path).is_absolute() else base / path
-    return DatasetSpec(resolved, fmt, missing, dict(mapping), limit)
+    if not resolved.exists() and is_hub_id(path):
+        resolved = Path(path)  # a Hub id, read from the local cache
+    return DatasetSpec(resolved, fmt, missing, dict(mapping), limit, **choice)
 
 
 def _factors(value: Any, source: str) -> tuple[tuple[str, tuple[Any, ...]], ...]:

@@ -1,100 +1,129 @@
-"""`--to vlmevalkit`: an MCQ TSV in VLMEvalKit's documented layout.
+"""`--to vlmevalkit`: an MCQ TSV plus the dataset module that puts it in front of a model.
 
-Columns: `index` (unique integer), `image` (base64 PNG; a list of base64
-strings when a text row sends several figures), `question`, `A`…`J` (empty
-past the row's options), `answer` (letter), `category` (subject),
-`l2-category` (the format·options cell) and `split` (the full condition
-label), then the provenance columns `item_id`, `format`, `n_options`,
-`condition`. VLMEvalKit's image MCQ needs an image, so rows that send none
-(blind rows; standard rows whose figures the dataset lacks) are left out and
-listed in `skipped.jsonl`.
+`DEST/<name>.tsv` follows VLMEvalKit's MCQ columns (`index`, `image`,
+`question`, `A`…, `answer`, `category`, `l2-category`, `split`):
+
+* `image`: the images the design sends, base64, in order (the rendered image,
+  then the figures); one string, or a JSON list when there are several;
+  empty for blind rows. `image_path`: their content-addressed file names
+  (`<sha256>.png`, a JSON list alike), under which VLMEvalKit caches them.
+* `question`: the text the design sends (for vision rows the instruction
+  only; the question and options are inside the image).
+* `A`…: the options shown (as many letter columns as the largest row needs),
+  `answer` the letter, `category` the subject, `l2-category` the format,
+  `split` the cell, so VLMEvalKit's tables come per cell.
+* then the provenance columns: `id` (job key), `item_id`, `cell`, `format`,
+  `n_options`, `option_level`, one column per condition factor, `language`,
+  `prompt`, `figure_numbers`, `missing_figures`.
+
+`DEST/itemshot_vlmeval.py` (see `vlmeval_dataset`) is the prompt path: VLMEvalKit's
+generic MCQ class would print the options as text under a vision image.
 """
 
 from __future__ import annotations
 
 import base64
 import csv
+import inspect
 import io
 import json
-import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from itemshot.factorial.export_common import ExportRow
-from itemshot.renderer.output import atomic_write, write_jsonl
+from itemshot.factorial import vlmeval_dataset
+from itemshot.factorial.export_common import ExportRow, Written, image_name
+from itemshot.factorial.export_hf import condition_columns, factor_columns
+from itemshot.factorial.standalone import parser_source
+from itemshot.renderer.output import atomic_write_text
 
-OPTION_COLUMNS = tuple("ABCDEFGHIJ")
-COLUMNS = (
-    "index",
-    "image",
-    "question",
-    *OPTION_COLUMNS,
-    "answer",
-    "category",
-    "l2-category",
-    "split",
-    "item_id",
-    "format",
-    "n_options",
-    "condition",
-)
-_IMAGE_TAG = re.compile(r"<image\s*\d+>")
+MODULE_NAME = "itemshot_vlmeval.py"
+LETTERS = vlmeval_dataset.LETTER_COLUMNS
+MIN_LETTER_COLUMNS = 4
+HEAD_COLUMNS = ("index", "image", "image_path", "question")
+TAIL_COLUMNS = ("answer", "category", "l2-category", "split")
+PROVENANCE = ("id", "item_id", "cell", "format", "n_options", "option_level")
+CLOSING = ("language", "prompt", "figure_numbers", "missing_figures")
+_PARSER_IMPORT = "from itemshot.factorial.parsers_strict import parse_strict"
+_DATASET_LINE = 'DATASET = "itemshot"'
 
 
-def _b64(path: Path) -> str:
-    return base64.b64encode(path.read_bytes()).decode("ascii")
+def _listed(values: Sequence[str]) -> str:
+    if not values:
+        return ""
+    return values[0] if len(values) == 1 else json.dumps(list(values))
 
 
-def _question(row: ExportRow) -> str:
-    """Return the question column: the text for text rows, the instruction for vision rows."""
-    if row.format == "standard":
-        return _IMAGE_TAG.sub("<image>", row.question)
-    return row.prompt.splitlines()[-1] if row.format == "vision_question_only" else row.prompt
+def module_source(name: str) -> str:
+    """Return the dataset module for an export named `name`, the strict parser inlined."""
+    source = inspect.getsource(vlmeval_dataset)
+    if _PARSER_IMPORT not in source or _DATASET_LINE not in source:
+        raise RuntimeError("vlmeval_dataset no longer has the lines the exporter fills in")
+    source = source.replace(f"{_PARSER_IMPORT}  # an export carries the code itself", "")
+    source = source.replace(_DATASET_LINE, f"DATASET = {name!r}", 1)
+    head, tail = source.split("from __future__ import annotations\n", 1)
+    return f"{head}from __future__ import annotations\n\n{parser_source()}\n{tail}"
 
 
-def export_vlmevalkit(rows: Sequence[ExportRow], dest: Path, name: str) -> list[Path]:
-    """Write DEST/<name>.tsv (and DEST/skipped.jsonl); return the files written."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
-    writer.writerow(COLUMNS)
-    skipped: list[dict[str, str]] = []
-    index = 0
-    for row in rows:
-        images = [row.image] if row.image else list(row.figures)
-        if len(row.options) > len(OPTION_COLUMNS):
-            skipped.append(
-                {"item_id": row.item_id, "key": row.key, "reason": "more than 10 options"}
-            )
-            continue
-        if not images:
-            skipped.append({"item_id": row.item_id, "key": row.key, "reason": "no image to send"})
-            continue
-        encoded = [_b64(path) for path in images]
-        image = encoded[0] if len(encoded) == 1 else json.dumps(encoded)
-        options = [*row.options, *[""] * (len(OPTION_COLUMNS) - len(row.options))]
-        writer.writerow(
+def table(rows: Sequence[ExportRow]) -> tuple[list[str], list[list[Any]]]:
+    """Return the TSV's header and rows."""
+    factors = factor_columns(rows)
+    letters = LETTERS[: max([MIN_LETTER_COLUMNS, *(len(r.options) for r in rows)])]
+    header = [
+        *HEAD_COLUMNS,
+        *letters,
+        *TAIL_COLUMNS,
+        *PROVENANCE,
+        *condition_columns(factors),
+        *CLOSING,
+    ]
+    body: list[list[Any]] = []
+    for index, row in enumerate(rows):
+        images = row.images
+        encoded = [base64.b64encode(path.read_bytes()).decode("ascii") for path in images]
+        options = [*row.options, *[""] * (len(letters) - len(row.options))]
+        levels = row.factors
+        body.append(
             [
                 index,
-                image,
-                _question(row),
+                _listed(encoded),
+                _listed([image_name(path) for path in images]),
+                row.prompt,
                 *options,
                 row.answer,
                 row.subject,
-                f"{row.format}·{row.n_options}",
+                row.format,
                 row.cell,
+                row.key,
                 row.item_id,
+                row.cell,
                 row.format,
                 row.n_options,
-                json.dumps(dict(row.condition), sort_keys=True),
+                row.option_level,
+                *("" if levels.get(f) is None else levels[f] for f in factors),
+                row.language,
+                row.prompt,
+                json.dumps(list(row.figure_numbers)),
+                json.dumps(list(row.missing_figures)),
             ]
         )
-        index += 1
+    return header, body
+
+
+def export_vlmevalkit(rows: Sequence[ExportRow], dest: Path, name: str) -> Written:
+    """Write DEST/<name>.tsv and DEST/itemshot_vlmeval.py; return what was written."""
+    header, body = table(rows)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(body)
     tsv = dest / f"{name}.tsv"
-    atomic_write(tsv, buffer.getvalue().encode("utf-8"))
-    write_jsonl(dest / "skipped.jsonl", skipped)
-    return [tsv, dest / "skipped.jsonl"]
+    atomic_write_text(tsv, buffer.getvalue())
+    module = dest / MODULE_NAME
+    atomic_write_text(module, module_source(name))
+    return Written((tsv, module), len(body))
 
 
-def export(rows: Sequence[ExportRow], dest: Path, name: str) -> list[Path]:
+def export(rows: Sequence[ExportRow], dest: Path, name: str) -> Written:
     """Write the export of `rows` into `dest` (the registry's entry point)."""
     return export_vlmevalkit(rows, dest, name)

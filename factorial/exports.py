@@ -1,6 +1,6 @@
 """Exports of an output set for the harnesses people run: one registry, one entry point.
 
-A new harness is one module with an `export(rows, dest, name) -> [paths]`
+A new harness is one module with an `export(rows, dest, name) -> Written`
 function and one line in `EXPORTERS` (module names, imported on use, so the
 command line lists the targets without loading pyarrow).
 """
@@ -25,10 +25,13 @@ REJECTED_POLICIES = ("leave-out", "mark")
 
 @dataclass(frozen=True)
 class ExportResult:
-    """What an export wrote: its files, how many rows it holds, how many were left out.
+    """What an export wrote and what it left out.
 
-    `review` counts the human review's statuses (empty when the set has no
-    review log) and `review["left_out"]` the rejected images left out.
+    `rows` counts the rows the written files hold; `left_out` the manifest rows
+    that were not ok; `skipped` the ok rows this harness cannot hold (listed
+    with their reasons in the export's `skipped.jsonl`). `review` counts the
+    human review's statuses (empty when the set has no review log) and
+    `review["left_out"]` the rejected images left out.
     """
 
     target: str
@@ -36,6 +39,8 @@ class ExportResult:
     paths: tuple[Path, ...]
     rows: int
     left_out: int
+    skipped: tuple[Mapping[str, str], ...] = ()
+    filtered: int = 0
     review: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -48,19 +53,28 @@ def export_set(
     ones they regenerated, and rejected images are left out (`rejected=
     "leave-out"`) or kept and listed with their status in DEST/review.json
     (`"mark"`). Raises FileNotFoundError when `source` has no manifest,
-    ValueError for an unknown target or policy.
+    ValueError for an unknown target or policy, or a name the harness cannot use.
     """
     if to not in EXPORTERS:
         raise ValueError(f"unknown export target {to!r}; known: {', '.join(TARGETS)}")
     from itemshot.factorial.export_common import export_rows
     from itemshot.factorial.review_log import review_export_rows, write_review_marks
 
-    rows, not_ok = export_rows(source)
-    reviewed = review_export_rows(source, rows, rejected)
+    selection = export_rows(source)
+    reviewed = review_export_rows(source, selection.rows, rejected)
     dest.mkdir(parents=True, exist_ok=True)
     exporter = import_module(EXPORTERS[to]).export
-    written = list(exporter(reviewed.rows, dest, name or source.resolve().name))
+    written = exporter(reviewed.rows, dest, name or source.resolve().name)
+    paths = list(written.paths)
     if reviewed.counts:
-        written.append(write_review_marks(dest, reviewed))
-    review = reviewed.summary() if reviewed.counts else {}
-    return ExportResult(to, dest, tuple(written), len(reviewed.rows), not_ok, review)
+        paths.append(write_review_marks(dest, reviewed))
+    return ExportResult(
+        to,
+        dest,
+        tuple(paths),
+        written.rows,
+        selection.not_ok,
+        written.skipped,
+        selection.filtered,
+        reviewed.summary() if reviewed.counts else {},
+    )

@@ -1,16 +1,22 @@
 """The strict answer parser: explicit answers only, never a guess.
 
 Rules, applied to the NFKC-normalised response (so full-width letters, colons
-and brackets count as their ASCII forms):
+and brackets count as their ASCII forms) in which LaTeX is transparent: text
+and font wrappers (`\\text{…}`, `\\textbf{…}`, `\\mathrm{…}`, `\\mathbf{…}`,
+nested or not), math delimiters (`\\(`…`\\)`, `\\[`…`\\]`, `$`) and LaTeX
+spaces (`\\ `, `\\,`, `\\quad`) are removed first, so
+`Answer: \\( \\text{(C)} \\)` reads as `Answer: (C)`:
 
 1. Lines that merely list the options (a run of two or more lines that each
    start with an option label such as `A.`, `(B)`, `C)`) are ignored.
 2. The last explicit answer wins: an answer marker (`Answer:`, `Final answer`,
    `The correct option is`, `正解`, `答え`, `解答`) followed by a letter, or
-   `\\boxed{X}`. The letter may be wrapped as `(X)`, `**X**`, `[X]`, `【X】`,
-   `\\(X\\)` or `\\text{X}`.
+   `\\boxed{X}` (also `\\boxed{(X) text}`, `\\boxed{Answer: X}`). The letter
+   may be wrapped as `(X)`, `**X**`, `[X]` or `【X】`; a lowercase letter counts
+   after a marker only in brackets or alone (`Answer: (e)`).
 3. Otherwise the last remaining line decides if it is a bare answer: `X`,
-   `(X)`, `**X**`, `X.`, `X)` or `X. <text>`, or holds exactly one bold letter.
+   `(X)`, `**X**`, `X.`, `X)` or `X. <text>`, a lone lowercase letter such as
+   `(c)`, or a line holding exactly one bold letter.
 4. Anything else is unparseable; so are letters outside the option range and
    answers naming two letters (`Answer: C or D`).
 
@@ -37,8 +43,11 @@ _MARKER = re.compile(
     rf"(?P<open>{_OPEN})\s*(?P<letter>[A-Z])(?![A-Za-z0-9])(?P<close>{_CLOSE})",
     re.IGNORECASE,
 )
+# `\\boxed{…}` holding a letter, optionally labelled (`\\boxed{(A) 2.0 m}`) or
+# introduced (`\\boxed{Answer: J}`); read after the LaTeX wrappers are gone.
 _BOXED = re.compile(
-    r"\\boxed\s*\{\s*(?:\\text(?:bf)?\s*\{\s*)?\(?(?P<letter>[A-Z])\)?[.]?\s*\}?\s*\}"
+    r"\\boxed\s*\{\s*(?:(?i:final\s+answer|answer)\s*(?:is|:)?\s*)?"
+    r"(?P<open>[(\[]?)\s*(?P<letter>[A-Z])(?![A-Za-z0-9])\s*(?P<close>[)\]]?)(?P<rest>[^{}]*)\}"
 )
 _OPTION_LABEL = re.compile(
     r"^\s*(?:[-*•・>]\s*)?[*_]*\(?(?P<letter>[A-Z])[*_]*[.):、。][*_]*(?:\s|$)"
@@ -49,16 +58,27 @@ _BARE_LINE = re.compile(
 _SECOND_LETTER = re.compile(
     r"^\s*(?:(?:,|/|&|or\b|and\b|または|か)\s*[*_(\[【]*|[(\[【])[A-Z](?![A-Za-z])"
 )
-_LATEX_LETTER = re.compile(r"\\(?:text|textbf|mathrm|mathbf)\s*\{\s*([A-Z])\s*\}")
-_LATEX_DELIMITER = re.compile(r"\\[()\[\]]|\$")
+# Wrappers that only change the font of their content; undone innermost first.
+_LATEX_WRAPPER = re.compile(
+    r"\\(?:text|textbf|textit|textrm|textsf|texttt|textnormal|mathrm|mathbf|mathit|mathsf"
+    r"|mathtt|mathnormal|boldsymbol|emph|mbox)\s*\{([^{}]*)\}"
+)
+_LATEX_SPACE = re.compile(r"\\(?:qquad|quad|[ ,;:!])")
+_LATEX_DELIMITER = re.compile(r"\\[()\[\]]|\\?\$")
+_LONE_LOWER = re.compile(r"^[(\[【]?(?P<letter>[a-z])[)\]】]?[.:]?$")
 _BOLD_LETTER = re.compile(r"\*\*\s*[(\[]?(?P<letter>[A-Z])[)\]]?[.):]?\s*\*\*")
 _LOWER_WORD = re.compile(r"^\s+[a-z]")
 
 
 def normalise(text: str) -> str:
-    """Return the response in NFKC form, `\\n` line ends, LaTeX letter wrappers removed."""
+    """Return the response in NFKC form, `\\n` line ends, LaTeX wrappers and delimiters removed."""
     text = unicodedata.normalize("NFKC", text).replace("\r\n", "\n").replace("\r", "\n")
-    text = _LATEX_LETTER.sub(r"\1", text)
+    while True:
+        unwrapped = _LATEX_WRAPPER.sub(r"\1", text)
+        if unwrapped == text:
+            break
+        text = unwrapped
+    text = _LATEX_SPACE.sub(" ", text)
     return _LATEX_DELIMITER.sub(" ", text)
 
 
@@ -90,10 +110,30 @@ def _acceptable(letter: str, text: str, end: int, close: str) -> bool:
     return not (letter in "AI" and not close.strip("*_") and _LOWER_WORD.match(rest))
 
 
+def _marker_letter(match: re.Match[str], text: str) -> str | None:
+    """Return the letter after a marker, uppercased; a lowercase one only when it stands out."""
+    letter = match.group("letter")
+    if letter.isupper():
+        return letter
+    bracketed = set(match.group("open")) & set("([【") and set(match.group("close")) & set(")]】")
+    alone = not _line_rest(text, match.end()).strip(" .:*_")
+    return letter.upper() if bracketed or alone else None
+
+
+def _boxed_letter(match: re.Match[str]) -> str | None:
+    """Return the letter of a boxed answer: alone, labelled `(X) …`, or `X. …`."""
+    rest = match.group("rest")
+    if _SECOND_LETTER.match(rest):
+        return None
+    if rest.strip(" .") and not match.group("close") and rest[:1] not in ".:":
+        return None  # `\\boxed{A + B}` is a formula, not an answer
+    return match.group("letter")
+
+
 def _last_explicit(text: str, choices: Sequence[str]) -> tuple[int, str, str] | None:
     best: tuple[int, str, str] | None = None
     for match in _MARKER.finditer(text):
-        letter = match.group("letter")
+        letter = _marker_letter(match, text)
         if letter not in choices or not _acceptable(
             letter, text, match.end(), match.group("close")
         ):
@@ -103,7 +143,7 @@ def _last_explicit(text: str, choices: Sequence[str]) -> tuple[int, str, str] | 
         )
         best = (match.start("letter"), letter, reason)
     for match in _BOXED.finditer(text):
-        letter = match.group("letter")
+        letter = _boxed_letter(match)
         if letter in choices and (best is None or match.start() > best[0]):
             best = (match.start("letter"), letter, "boxed")
     return best
@@ -111,6 +151,10 @@ def _last_explicit(text: str, choices: Sequence[str]) -> tuple[int, str, str] | 
 
 def _bare_answer(line: str, choices: Sequence[str]) -> str | None:
     core = line.strip().strip("*_#` \t").strip()
+    lone = _LONE_LOWER.match(core)
+    if lone:
+        letter = lone.group("letter").upper()
+        return letter if letter in choices else None
     match = _BARE_LINE.match(core)
     if not match or match.group("letter") not in choices:
         return None

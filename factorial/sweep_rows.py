@@ -24,9 +24,20 @@ def prompt_for(fmt: str, question: str, options: Sequence[str], language: str) -
     return prompts.vision
 
 
-def write_figures(out: Path, item: Item) -> list[str]:
-    """Write the item's figures content-addressed under OUT/figures/; return their paths."""
-    return list(write_figure_files(out, item).values())
+def figure_fields(out: Path, item: Item, fmt: str) -> dict[str, Any]:
+    """Return a row's figure fields, writing the figures it sends under OUT/figures/.
+
+    `figures` are the files sent beside the text (content-addressed, in
+    first-use order), `figure_numbers` their `<image N>` numbers, and
+    `missing_figures` the referenced figures the dataset lacks (drawn as
+    placeholders in a rendered image, absent from a text row).
+    """
+    sent = write_figure_files(out, item) if fmt in FIGURE_FORMATS else {}
+    return {
+        "figures": list(sent.values()),
+        "figure_numbers": list(sent),
+        "missing_figures": list(item.missing_figures),
+    }
 
 
 def text_row(
@@ -34,7 +45,6 @@ def text_row(
 ) -> dict[str, Any]:
     """Return the manifest row of a blind or standard cell (figures written as files)."""
     fmt = str(condition["format"])
-    figures = write_figures(out, item) if fmt == "standard" else []
     return {
         "item_id": item.id,
         "job_key": key,
@@ -52,8 +62,7 @@ def text_row(
         "layout": None,
         "status": "ok",
         "error": None,
-        "figures": figures,
-        "missing_figures": list(item.missing_figures) if fmt == "standard" else [],
+        **figure_fields(out, item, fmt),
         "prompt": prompt_for(fmt, item.question, item.options, item.language),
         **extra,
     }

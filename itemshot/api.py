@@ -139,20 +139,30 @@ def load(
     missing_images: str = "fail",
     limit: int | None = None,
     root: str | Path = ".",
+    config: str | None = None,
+    split: str | None = None,
 ) -> Items:
-    """Read a dataset file (or rows already in memory) into checked items.
+    """Read a dataset (a file, a Hub-style folder, a cached Hub id, or rows) into checked items.
 
     `mapping` maps item fields to columns for the generic layout, as
     `--map` does: `{"question": "prompt", "options": "A,B,C,D", "answer": "label"}`.
-    Rows' figure paths resolve against `root`. Raises `DatasetError` when the
-    dataset as a whole is unusable; bad rows land in `Items.errors`.
+    `config` and `split` choose the part of a Hub-style folder or Hub id
+    (`"standard (10 options)"`, `"test"`). Rows' figure paths resolve against
+    `root`. Raises `DatasetError` when the dataset as a whole is unusable; bad
+    rows land in `Items.errors`.
     """
     from itemshot.renderer.adapters import ColumnMapping, load_dataset, load_rows
 
     columns = ColumnMapping.from_pairs(dict(mapping)) if mapping else None
     if isinstance(source, str | Path):
         dataset = load_dataset(
-            source, format=format, mapping=columns, missing_images=missing_images, limit=limit
+            source,
+            format=format,
+            mapping=columns,
+            missing_images=missing_images,
+            limit=limit,
+            config=config,
+            split=split,
         )
     else:
         dataset = load_rows(
@@ -437,6 +447,8 @@ def sweep(
     out: str | Path | None = None,
     *,
     limit: int | None = None,
+    config: str | None = None,
+    split: str | None = None,
     workers: int = 2,
     progress: bool = True,
     executor: Executor | None = None,
@@ -444,8 +456,9 @@ def sweep(
 ) -> SweepRun:
     """Run a factorial design file end to end: plan, check balance, render, write the manifest.
 
-    Re-running renders only what is new. Raises `DesignError` or `DatasetError`
-    when the design or its dataset is unusable.
+    Re-running renders only what is new. `config` and `split` override the
+    design's choice of a Hub-style dataset's part. Raises `DesignError` or
+    `DatasetError` when the design or its dataset is unusable.
     """
     from itemshot.factorial.balance import balance_report
     from itemshot.factorial.controller import describe_plan, load_items, plan_sweep
@@ -456,7 +469,7 @@ def sweep(
 
     design_path = Path(design)
     loaded = load_design(design_path)
-    dataset = load_items(loaded, limit)
+    dataset = load_items(loaded, limit, config=config, split=split)
     folder = Path(out) if out is not None else loaded.out or Path("sweeps") / loaded.name
     plan = plan_sweep(loaded, dataset)
     report = balance_report(loaded.type, loaded.factors, plan.cells, loaded.seed)

@@ -82,6 +82,16 @@ def test_fallback_is_seeded_and_flagged() -> None:
         ("(C)", "C"),
         ("D. neither of them", "D"),
         ("Answer: I", "I"),
+        ("Answer: \\( \\text{(C)} \\)", "C"),
+        ("Answer: \\(\\textbf{(D)}\\)", "D"),
+        ("Answer: \\(\\text{\\textbf{F}} \\$12,000\\)", "F"),
+        ("Answer: \\( \\text{(B)}\\ v_1 > v_3 < v_2 \\)", "B"),
+        ("\\[\n\\boxed{\\text{Answer: } J}\n\\]", "J"),
+        ("\\text{Answer: } \\boxed{(A) 2.00 \\, \\text{m}^2}", "A"),
+        ("So, the answer is \\( \\text{C. } 1,631 \\).", "C"),
+        ("Answer: $\\mathrm{E}$", "E"),
+        ("Answer: (e)", "E"),
+        ("(c)", "C"),
     ],
 )
 def test_strict_accepts_explicit_forms(response: str, expected: str) -> None:
@@ -99,10 +109,16 @@ def test_strict_accepts_explicit_forms(response: str, expected: str) -> None:
         "Answer: C or D",
         "Answer: (A)(D)",
         "Answer: K",
+        "Answer: \\( \\text{(C)} \\) or \\( \\text{(D)} \\)",
+        "\\boxed{A + B}",
+        "\\boxed{(A)(D)}",
+        "Answer: a bit of both",
+        "(e)" + "",
     ],
 )
 def test_strict_refuses_to_guess(response: str) -> None:
-    result = parse_strict(response, TEN)
+    options = TEN[:4] if response == "(e)" else TEN  # `(e)` is outside A-D
+    result = parse_strict(response, options)
     assert result.letter is None and not result.fallback
 
 
@@ -157,3 +173,54 @@ def test_option_listing_alone_is_never_an_answer(
     ]
     response = ("\n\n" if blank_lines else "\n").join(lines)
     assert parse_strict(response, texts).letter is None
+
+
+# LaTeX wrappers that only change how a letter looks; nesting any of them must
+# not change what the strict parser reads.
+_WRAPPERS = ("\\text{%s}", "\\textbf{%s}", "\\mathrm{%s}", "\\mathbf{%s}", "\\( %s \\)",
+             "$%s$", "\\[%s\\]", "\\text{ %s } ", "\\emph{%s}")  # fmt: skip
+
+
+def _wrap(core: str, chain: list[str]) -> str:
+    for wrapper in chain:
+        core = wrapper % core
+    return core
+
+
+_chains = st.lists(st.sampled_from(_WRAPPERS), max_size=4)
+_tails = st.sampled_from(["", " 2.00 \\, \\text{m}^2", "\\ v_1 > v_2", " \\$5,340."])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    letter=_letters,
+    label=st.sampled_from(["%s", "(%s)", "%s."]),
+    chain=_chains,
+    tail=_tails,
+    prefix=st.sampled_from(["", "So x = 4.\n\n", "Options:\nA. 1\nB. 2\n\n"]),
+)
+def test_latex_wrapped_letter_is_read(
+    letter: str, label: str, chain: list[str], tail: str, prefix: str
+) -> None:
+    core = label % letter
+    wrapped = _wrap(core + tail if label != "%s" else core, chain)
+    assert parse_strict(f"{prefix}Answer: {wrapped}", TEN).letter == letter
+    assert parse_strict(f"{prefix}\\boxed{{{wrapped}}}", TEN).letter == letter
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    first=_letters, second=_letters, chain=_chains, joiner=st.sampled_from([" or ", ", ", " and "])
+)
+def test_latex_wrapped_two_letters_are_refused(
+    first: str, second: str, chain: list[str], joiner: str
+) -> None:
+    both = f"{_wrap(first, chain)}{joiner}{_wrap(second, chain)}"
+    assert parse_strict(f"Answer: {both}", TEN).letter is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(chain=_chains)
+def test_latex_wrapped_refusal_stays_unparseable(chain: list[str]) -> None:
+    refusal = _wrap("I cannot determine the answer from the image.", chain)
+    assert parse_strict(refusal, TEN).letter is None

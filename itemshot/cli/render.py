@@ -57,7 +57,12 @@ def register(subparsers: Any) -> None:
         f"failed to render (the others are written), {EXIT_UNVERIFIED} all rendered but "
         f"some images failed verification, {EXIT_USAGE} unusable arguments or dataset.",
     )
-    render.add_argument("dataset", type=Path, help="dataset file (.jsonl, .csv, .tsv, .parquet)")
+    render.add_argument(
+        "dataset",
+        type=Path,
+        help="dataset file (.jsonl, .csv, .tsv, .parquet), Hub-style folder of parquet shards, "
+        "or Hub id (owner/name) in the local cache",
+    )
     render.add_argument("--out", type=Path, required=True, help="output folder")
     add_dataset_flags(render)
     add_presentation_flags(render)
@@ -106,6 +111,17 @@ def add_dataset_flags(parser: argparse.ArgumentParser) -> None:
         help="items whose figure files are missing fail (default) or get a labelled placeholder",
     )
     parser.add_argument("--limit", type=int, default=None, help="use the first N items only")
+    add_hub_flags(parser)
+
+
+def add_hub_flags(parser: argparse.ArgumentParser) -> None:
+    """Add `--config` and `--split`, which choose the part of a Hub-style dataset."""
+    parser.add_argument(
+        "--config",
+        default=None,
+        help='config of a Hub-style folder or Hub id, e.g. "standard (10 options)"; `all` for every one',
+    )
+    parser.add_argument("--split", default=None, help="split, e.g. test or validation")
 
 
 def add_presentation_flags(parser: argparse.ArgumentParser) -> None:
@@ -260,6 +276,8 @@ def cmd_render(args: argparse.Namespace) -> int:
             mapping=column_mapping(args.map),
             missing_images=args.missing_images,
             limit=args.limit,
+            config=args.config,
+            split=args.split,
         )
         requests = itemshot.api.requests_for(
             items, itemshot.api.presentation_specs(**levels), preset=args.preset, seed=args.seed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from itemshot.api import EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE
+from itemshot.cli.render import add_hub_flags
 from itemshot.factorial.exports import REJECTED_POLICIES, TARGETS
 
 
@@ -28,6 +30,7 @@ def register(subparsers: Any) -> None:
         "--out", type=Path, default=None, help="output folder (default: the design's `out`)"
     )
     sweep.add_argument("--limit", type=int, default=None, help="use the first N dataset rows only")
+    add_hub_flags(sweep)
     sweep.add_argument("--workers", type=int, default=2, help="Chromium processes (2 pages each)")
     sweep.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     sweep.set_defaults(handler=cmd_sweep)
@@ -66,6 +69,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             args.design,
             args.out,
             limit=args.limit,
+            config=args.config,
+            split=args.split,
             workers=args.workers,
             progress=not args.no_progress,
             console=console,
@@ -98,16 +103,22 @@ def cmd_export(args: argparse.Namespace) -> int:
         result = itemshot.export(
             args.source, args.to, args.out, name=args.name, rejected=args.rejected
         )
-    except FileNotFoundError as error:
+    except (FileNotFoundError, ValueError) as error:
         console.print(f"[red]error:[/red] {error}")
         return EXIT_USAGE
-    console.print(
-        f"exported {result.rows} rows ({result.left_out} not ok, left out) to {result.dest}"
-    )
+    console.print(f"exported {result.rows} rows to {result.dest}")
+    if result.left_out:
+        console.print(f"  left out {result.left_out} rows that are not ok in the manifest")
+    if result.filtered:
+        console.print(f"  left out {result.filtered} rows by the export filter")
+    if result.skipped:
+        reasons = Counter(entry["reason"] for entry in result.skipped)
+        listed = ", ".join(f"{count} {reason}" for reason, count in reasons.most_common())
+        console.print(f"  skipped {len(result.skipped)} rows this harness cannot hold ({listed})")
     if result.review:
         review = result.review
         console.print(
-            f"review: {review['left_out']} rejected left out, {review['rejected']} rejected, "
+            f"  review: {review['left_out']} rejected left out, {review['rejected']} rejected, "
             f"{review['conflict']} in conflict, {review['flagged']} flagged, "
             f"{review['accepted']} accepted, {review['unreviewed']} unreviewed"
         )

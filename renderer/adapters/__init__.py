@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from itemshot.renderer.adapters import hub
 from itemshot.renderer.adapters.build import MISSING_POLICIES, RawItem, build_item
 from itemshot.renderer.adapters.formats import (
     FORMATS,
@@ -58,15 +59,28 @@ def load_dataset(
     mapping: ColumnMapping | None = None,
     missing_images: str = "fail",
     limit: int | None = None,
+    config: str | None = None,
+    split: str | None = None,
 ) -> Dataset:
-    """Read a dataset file into Items; bad rows become ItemErrors, the rest still load.
+    """Read a dataset file, a Hub-style folder or a cached Hub id into Items.
 
-    The format is detected from the file unless given; image paths resolve
-    against the file's folder and may not leave it.
+    Bad rows become ItemErrors, the rest still load. The format is detected
+    from the (first) file unless given; image paths resolve against the
+    file's folder and may not leave it. `config` and `split` choose the part
+    of a Hub-style dataset (see `hub`).
     """
+    selection = hub.resolve(path, config, split)
+    if selection is not None:
+        return load_rows(
+            hub.rows_of(selection, read_rows),
+            root=selection.root,
+            format=format or detect_format(selection.files[0]),
+            mapping=mapping,
+            missing_images=missing_images,
+            limit=limit,
+            source=selection.root,
+        )
     path = Path(path)
-    if not path.is_file():
-        raise DatasetError(f"dataset file {str(path)!r} not found")
     return load_rows(
         read_rows(path),
         root=path.parent,
