@@ -7,6 +7,7 @@ command line lists the targets without loading pyarrow).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
@@ -40,8 +41,34 @@ def export_set(source: Path, to: str, dest: Path, name: str | None = None) -> Ex
         raise ValueError(f"unknown export target {to!r}; known: {', '.join(TARGETS)}")
     from itemshot.factorial.export_common import export_rows
 
+    name = check_name(name) if name is not None else default_name(source)
     rows, not_ok = export_rows(source)
     dest.mkdir(parents=True, exist_ok=True)
     exporter = import_module(EXPORTERS[to]).export
-    written = exporter(rows, dest, name or source.resolve().name)
+    written = exporter(rows, dest, name)
     return ExportResult(to, dest, tuple(written), len(rows), not_ok)
+
+
+_NAME = re.compile(r"\w[\w.+-]{0,127}")
+
+
+def check_name(name: str) -> str:
+    """Return an export's dataset/task name if it is one plain file name; raise ValueError.
+
+    Every exporter builds file and folder names from it (`NAME.tsv`,
+    `NAME/`), so a name with a path separator or `..` would write outside
+    `--out`: only letters, digits and `_.+-` are taken, starting with a
+    letter, digit or `_`.
+    """
+    if not _NAME.fullmatch(name) or ".." in name:
+        raise ValueError(
+            f"export name {name!r} is not a plain name: use letters, digits and _ . + - "
+            "(no path separators, no '..'), starting with a letter, digit or _"
+        )
+    return name
+
+
+def default_name(source: Path) -> str:
+    """Return the export name made from the output folder's name (unsafe characters replaced)."""
+    cleaned = re.sub(r"[^\w.+-]+", "_", source.resolve().name).strip("._")
+    return check_name(re.sub(r"\.{2,}", ".", cleaned)[:128] or "itemshot")

@@ -10,7 +10,14 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from itemshot.api import EXIT_OK, EXIT_SOME_FAILED, EXIT_UNVERIFIED, EXIT_USAGE, RunResult
+from itemshot.api import (
+    EXIT_OK,
+    EXIT_SOME_FAILED,
+    EXIT_STOPPED,
+    EXIT_UNVERIFIED,
+    EXIT_USAGE,
+    RunResult,
+)
 from itemshot.renderer.adapters.formats import FORMATS
 from itemshot.renderer.backends.nanobanana.settings import DEFAULT_MODEL, BatchSettings
 from itemshot.renderer.manifest import MANIFEST
@@ -55,7 +62,8 @@ def register(subparsers: Any) -> None:
         "layout; `--no-verify` skips it). "
         f"Exit status: {EXIT_OK} all rendered and verified, {EXIT_SOME_FAILED} some items "
         f"failed to render (the others are written), {EXIT_UNVERIFIED} all rendered but "
-        f"some images failed verification, {EXIT_USAGE} unusable arguments or dataset.",
+        f"some images failed verification, {EXIT_USAGE} unusable arguments or dataset, "
+        f"{EXIT_STOPPED} a system error (disk full, permissions) stopped the run part-way.",
     )
     render.add_argument("dataset", type=Path, help="dataset file (.jsonl, .csv, .tsv, .parquet)")
     render.add_argument("--out", type=Path, required=True, help="output folder")

@@ -89,7 +89,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     try:
         result = itemshot.export(args.source, args.to, args.out, name=args.name)
-    except FileNotFoundError as error:
+    except (FileNotFoundError, ValueError) as error:
         console.print(f"[red]error:[/red] {error}")
         return EXIT_USAGE
     console.print(
