@@ -22,6 +22,10 @@ def atomic_write(path: Path, data: bytes) -> None:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
         os.replace(temp, path)
+    except OSError as error:
+        Path(temp).unlink(missing_ok=True)
+        # Name the file being written (a failed write() names none), keeping the errno.
+        raise OSError(error.errno, error.strerror, str(path)) from error
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
