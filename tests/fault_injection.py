@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -101,10 +101,8 @@ def wait_until(condition: Callable[[], bool], timeout: float, interval: float = 
 
 def kill(pid: int) -> None:
     """Send SIGKILL to a process (one that is already gone is fine)."""
-    try:
+    with suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 @contextmanager

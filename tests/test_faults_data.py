@@ -20,7 +20,16 @@ from tests.fault_injection import HOSTILE
 
 FLAGS = ("--scene", "plain", "--font-size", "22", "--no-progress")
 GOOD = ("good-text", "good-figure", "good-math")
-BLOCKED = ("href", "url", "includegraphics", "htmlStyle", "htmlClass", "htmlId", "htmlData", "input")
+BLOCKED = (
+    "href",
+    "url",
+    "includegraphics",
+    "htmlStyle",
+    "htmlClass",
+    "htmlId",
+    "htmlData",
+    "input",
+)
 
 # item → (reason, field, words the message must hold)
 EXPECTED = {

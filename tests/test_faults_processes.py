@@ -134,9 +134,7 @@ def _start(out: Path, *extra: str) -> subprocess.Popen[str]:
         "render", SAMPLE_DATA, "--out", out, "--scene", "plain", "--font-size", "22",
         "--events", "--no-progress", "--workers", "2", *extra,
     )  # fmt: skip
-    return subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-    )
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 
 
 def _kill_and_wait(cli: subprocess.Popen[str]) -> tuple[list[str], list[int]]:
@@ -162,7 +160,9 @@ def test_kill_9_while_verifying_leaves_no_worker_behind(tmp_path: Path) -> None:
     cli = _start(tmp_path / "out")
     # Verification starts once rendering is over: the CLI then forks its OCR workers.
     assert wait_until(
-        lambda: any(p.ppid == cli.pid and "itemshot.cli" in p.command for p in descendants(cli.pid)),
+        lambda: any(
+            p.ppid == cli.pid and "itemshot.cli" in p.command for p in descendants(cli.pid)
+        ),
         timeout=300,
     ), "verification never started"
     children, survivors = _kill_and_wait(cli)

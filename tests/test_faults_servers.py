@@ -168,13 +168,17 @@ def test_a_bomb_already_in_the_cache_is_refused_on_the_rerun(
     rerun = tmp_path / "out"
     with pytest.MonkeyPatch.context() as patch, StandIn(hostile_answer) as server:
         patch.setenv("GEMINI_API_KEY", KEY)
-        status = run_cli("render", dataset, "--out", rerun, *FLAGS, *generative_flags(server, cache))
+        status = run_cli(
+            "render", dataset, "--out", rerun, *FLAGS, *generative_flags(server, cache)
+        )
         assert server.requests == 0  # every answer came from the cache
     row = read_jsonl(rerun / "manifest.jsonl")[0]
     assert status == 0 and row["fallback"] is True
     outcomes = [a["outcome"] for a in attempts_of(rerun, row)]
     assert all(o["cached"] and o["kind"] == "invalid" for o in outcomes), outcomes
-    assert all("cached image refused" in o["error"] and "20000×20000" in o["error"] for o in outcomes)
+    assert all(
+        "cached image refused" in o["error"] and "20000×20000" in o["error"] for o in outcomes
+    )
 
 
 def test_batch_answers_are_checked_one_by_one(tmp_path: Path) -> None:

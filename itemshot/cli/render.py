@@ -161,7 +161,12 @@ def add_generative_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--rpm", type=float, default=60.0, help="requests per minute (0: no limit)")
     group.add_argument("--max-retries", type=int, default=5, help="retries of 408/429/5xx")
     group.add_argument("--backoff-base", type=float, default=2.0, help="first backoff (s)")
-    group.add_argument("--timeout", type=float, default=180.0, help="seconds per request")
+    group.add_argument(
+        "--timeout",
+        type=float,
+        default=180.0,
+        help="deadline of each request in seconds, from connecting to the answer's last byte",
+    )
     group.add_argument("--cache", type=Path, default=None, help="response cache (OUT/.cache)")
     group.add_argument("--price-table", type=Path, default=None, help="JSON price table")
     group.add_argument(

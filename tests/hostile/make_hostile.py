@@ -18,7 +18,16 @@ from PIL import Image, ImageDraw
 
 HERE = Path(__file__).resolve().parent
 OPTIONS = ["alpha", "beta", "gamma", "delta"]
-BLOCKED = ("href", "url", "includegraphics", "htmlStyle", "htmlClass", "htmlId", "htmlData", "input")
+BLOCKED = (
+    "href",
+    "url",
+    "includegraphics",
+    "htmlStyle",
+    "htmlClass",
+    "htmlId",
+    "htmlData",
+    "input",
+)
 BLOCKED_LATEX = {
     "href": r"\href{http://example.com/x}{click}",
     "url": r"\url{http://example.com/x}",
@@ -83,8 +92,16 @@ def items() -> list[dict]:
         item("nontext-object", "Which option is a mapping?", [{"a": 1}, "b", "c", "d"]),
         item("nontext-bool", "Which option is a boolean?", ["a", True, "c", "d"]),
         item("corrupt-figure", "What does <image 1> show?", image_1="figures/corrupt.png"),
-        item("option-latex-error", "Which fraction is broken?", ["$1$", "$2$", r"$\frac{1}{2$", "$4$"]),
-        item("blocked-in-option", "Which option links away?", ["a", r"$\url{http://example.com}$", "c", "d"]),
+        item(
+            "option-latex-error",
+            "Which fraction is broken?",
+            ["$1$", "$2$", r"$\frac{1}{2$", "$4$"],
+        ),
+        item(
+            "blocked-in-option",
+            "Which option links away?",
+            ["a", r"$\url{http://example.com}$", "c", "d"],
+        ),
     ]
     rows += [item(f"blocked-{name}", f"Evaluate ${BLOCKED_LATEX[name]}$ now.") for name in BLOCKED]
     return rows
@@ -109,7 +126,7 @@ def main() -> None:
     good = [json.dumps(item(f"line-{n}", f"Plain question {n}?")) for n in (1, 2)]
     latin = [*good, json.dumps(item("line-3", "Caf\u00e9 or tea?"), ensure_ascii=False)]
     (HERE / "latin1.jsonl").write_bytes(("\n".join(latin) + "\n").encode("latin-1"))
-    csv_rows = ["question,options,answer", *(f'Plain question {n}?,"[\'a\', \'b\']",A' for n in (1,))]
+    csv_rows = ["question,options,answer", *(f"Plain question {n}?,\"['a', 'b']\",A" for n in (1,))]
     csv_rows.append("Caf\u00e9 or tea?,\"['a', 'b']\",A")
     (HERE / "latin1.csv").write_bytes(("\n".join(csv_rows) + "\n").encode("latin-1"))
     (HERE / "empty.jsonl").write_bytes(b"")
