@@ -17,19 +17,10 @@ import pytest
 from itemshot.renderer.output import read_jsonl
 from tests.conftest import run_cli
 from tests.fault_injection import HOSTILE
+from tests.hostile.make_hostile import BLOCKED
 
 FLAGS = ("--scene", "plain", "--font-size", "22", "--no-progress")
 GOOD = ("good-text", "good-figure", "good-math")
-BLOCKED = (
-    "href",
-    "url",
-    "includegraphics",
-    "htmlStyle",
-    "htmlClass",
-    "htmlId",
-    "htmlData",
-    "input",
-)
 
 # item → (reason, field, words the message must hold)
 EXPECTED = {

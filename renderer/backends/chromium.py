@@ -292,12 +292,7 @@ class ChromiumPool:
         `RENDER_TRIES` times in all; then it fails as `renderer_crashed`.
         """
         if document.math_blocked:
-            region, command = document.math_blocked[0]
-            raise RenderFailure(
-                "math_blocked",
-                f"{command} is not allowed in LaTeX (in {_where(region)}); the item uses it",
-                region_field(region),
-            )
+            raise _blocked(*document.math_blocked[0])
         slot = await self._slots.get()
         lost: list[str] = []
         try:
@@ -384,12 +379,9 @@ class ChromiumPool:
             raise RenderFailure(
                 "figure_not_shown", f"figure did not load: {result['broken_images']}"
             )
-        if result["math_blocked"]:
-            first = result["math_blocked"][0]
-            raise RenderFailure(
-                "math_blocked",
-                f"{first['command']} is not allowed in LaTeX (in {_where(first['region'])})",
-                region_field(first["region"]),
+        if result["math_blocked"]:  # KaTeX's trust hook: a command the deny list missed
+            raise _blocked(
+                result["math_blocked"][0]["region"], result["math_blocked"][0]["command"]
             )
         if result["math_errors"]:
             first = result["math_errors"][0]
@@ -515,6 +507,15 @@ def region_field(region: str) -> str:
     reported under that option, not under the question.
     """
     return "question" if region.split(":", 1)[0] == "question" else region
+
+
+def _blocked(region: str, command: str) -> RenderFailure:
+    """Return the failure of an item whose LaTeX uses a command that is not allowed."""
+    return RenderFailure(
+        "math_blocked",
+        f"{command} is not allowed in LaTeX (in {_where(region)})",
+        region_field(region),
+    )
 
 
 def _where(region: str) -> str:
