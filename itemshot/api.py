@@ -251,6 +251,10 @@ def render(
     per item instead. `backend` is `chromium`, `nanobanana` or `hybrid`
     (`generative` holds the model options; the key comes from GEMINI_API_KEY).
     Jobs already in `out` with the same key are kept, so a killed run resumes.
+    Raises `UnusableOutput` before any work when `out` is a file or cannot be
+    written, and `RunStopped` (what was written, intact) when a system error
+    such as a full disk stops the run part-way; both live in
+    `itemshot.renderer.output`.
     """
     from itemshot.renderer.jobs import JobRequest
     from itemshot.renderer.output import prepare_output_dir

@@ -200,13 +200,19 @@ def read_reply(response: types.GenerateContentResponse, redact: Redactor) -> Out
             )
     except (*MALFORMED_REPLY, AttributeError) as error:
         outcome = Outcome("invalid", error=f"malformed reply ({type(error).__name__}: {error})")
-    if outcome.kind == "image" and outcome.image is not None:
-        try:
-            check_image(outcome.image, IMAGE_LIMITS, "the model's image")
-        except ImageRejected as rejected:
-            fields = {**vars(outcome), "kind": "invalid", "image": None, "refused_images": 1}
-            outcome = Outcome(**{**fields, "error": f"image refused: {rejected}"})
-    return scrubbed(outcome, redact)
+    return scrubbed(checked_image(outcome, "the model's image"), redact)
+
+
+def checked_image(outcome: Outcome, label: str) -> Outcome:
+    """Return the outcome, made `invalid` when the bounded decoder refuses its image."""
+    if outcome.kind != "image" or outcome.image is None:
+        return outcome
+    try:
+        check_image(outcome.image, IMAGE_LIMITS, label)
+    except ImageRejected as rejected:
+        refused = {"kind": "invalid", "image": None, "refused_images": 1}
+        return Outcome(**{**vars(outcome), **refused, "error": f"image refused: {rejected}"})
+    return outcome
 
 
 def scrubbed(outcome: Outcome, redact: Redactor) -> Outcome:
@@ -310,20 +316,13 @@ class ImageClient:
             return None
         try:
             hit = self.cache.get(request.key())
-        except ImageRejected as rejected:
-            message = f"cached image refused: {rejected}"
+        except ImageRejected as rejected:  # a file too large to read at all
+            message = f"image refused: {rejected}"
             return Outcome("invalid", error=message, cached=True, refused_images=1)
         if hit is None:
             return None
         record, image = hit
-        outcome = _from_record(self.redact.value(record), image)
-        if image is not None:
-            try:
-                check_image(image, IMAGE_LIMITS, "the cached image")
-            except ImageRejected as rejected:
-                fields = {**vars(outcome), "kind": "invalid", "image": None, "refused_images": 1}
-                return Outcome(**{**fields, "error": f"cached image refused: {rejected}"})
-        return outcome
+        return checked_image(_from_record(self.redact.value(record), image), "the cached image")
 
     def remember(self, request: GenRequest, outcome: Outcome) -> None:
         """Cache an answer (errors are never cached: asking again may succeed)."""
