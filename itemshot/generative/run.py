@@ -205,13 +205,15 @@ def _stopped(
     """Return the RunStopped of a generative run: the rows written so far go in its manifest."""
     cause = error.error if isinstance(error, RunStopped) else error
     done = [row for row in rows.values() if row.get("status") == "ok"]
+    # Fallback pages the Chromium run wrote before it stopped are not rows here yet.
+    fallbacks = error.written if isinstance(error, RunStopped) else 0
     kept = [failure_row(p) if isinstance(p, PlanFailure) else rows.get(p.key) for p in planned]
     manifest: Path | None = out / MANIFEST
     try:
         write_jsonl(out / MANIFEST, [row for row in kept if row is not None])
     except OSError:
         manifest = None
-    return RunStopped(cause, out, len(done), len(planned), manifest)
+    return RunStopped(cause, out, len(done) + fallbacks, len(planned), manifest)
 
 
 class _Ready:
