@@ -2,8 +2,10 @@
 
 Both raise `RetryableError` for rate limits, server errors, timeouts and
 garbled replies and `PermanentError` for everything another attempt would
-repeat. API keys come from the caller (read from the environment by the
-command) and never appear in messages or records.
+repeat. `timeout` is a deadline for the whole request (connect to last
+byte), not per read, and answers are size-limited. API keys come from the
+caller (read from the environment by the command) and never appear in
+messages or records: a server that echoes one has it replaced.
 """
 
 from __future__ import annotations
@@ -21,9 +23,12 @@ from itemshot.factorial.retry import (
     is_retryable_status,
     parse_retry_after,
 )
+from itemshot.renderer.http_limits import limited_client
+from itemshot.renderer.redact import Redactor
 
 APIS = ("openai", "gemini")
 GEMINI_DEFAULT_ENDPOINT = "https://generativelanguage.googleapis.com"
+MAX_REPLY_BYTES = 32 * 1024 * 1024  # a text answer; far more is a broken or hostile server
 
 
 @dataclass(frozen=True)
@@ -88,7 +93,8 @@ class OpenAIChatClient:
         self.url = chat_completions_url(endpoint)
         self.model = model
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(timeout=httpx.Timeout(timeout))
+        self._client = limited_client(timeout, MAX_REPLY_BYTES)
+        self._redact = Redactor.of(api_key)
 
     async def complete(self, request: ModelRequest, params: GenerationParams) -> Completion:
         """Send one chat completion and return its first choice."""
@@ -96,15 +102,15 @@ class OpenAIChatClient:
         try:
             response = await self._client.post(self.url, json=payload, headers=self._headers)
         except httpx.TimeoutException as error:
-            raise RetryableError(f"timeout ({type(error).__name__})") from None
+            raise RetryableError(f"timeout ({type(error).__name__}: {error})") from None
         except httpx.TransportError as error:
-            raise RetryableError(f"connection failed ({type(error).__name__})") from None
+            raise RetryableError(f"connection failed ({type(error).__name__}: {error})") from None
         if response.status_code != 200:
             message = f"HTTP {response.status_code}"
             if is_retryable_status(response.status_code):
                 retry_after = parse_retry_after(response.headers.get("retry-after"))
                 raise RetryableError(message, retry_after)
-            raise PermanentError(f"{message}: {response.text[:300]}")
+            raise PermanentError(f"{message}: {self._redact.text(response.text[:300])}")
         try:
             body = response.json()
             choice = body["choices"][0]
@@ -114,7 +120,12 @@ class OpenAIChatClient:
         if text is not None and not isinstance(text, str):
             raise RetryableError("malformed response body")
         usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
-        return Completion(text or "", dict(usage or {}), choice.get("finish_reason"))
+        finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+        return Completion(
+            self._redact.text(text or ""),
+            self._redact.value(dict(usage or {})),
+            finish if isinstance(finish, str) else None,
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
@@ -130,14 +141,17 @@ class GeminiChatClient:
         from google import genai
         from google.genai import types
 
+        self._http = limited_client(timeout, MAX_REPLY_BYTES)
         options = types.HttpOptions(
             base_url=endpoint or GEMINI_DEFAULT_ENDPOINT,
             api_version="v1beta",
             timeout=int(timeout * 1000),
+            httpx_async_client=self._http,
         )
         self.model = model
         self._types = types
         self._client = genai.Client(api_key=api_key, http_options=options)
+        self._redact = Redactor.of(api_key)
 
     async def complete(self, request: ModelRequest, params: GenerationParams) -> Completion:
         """Send one generateContent request and return the text parts of the first candidate."""
@@ -159,11 +173,14 @@ class GeminiChatClient:
             code = int(error.code or 0)
             if is_retryable_status(code):
                 raise RetryableError(f"HTTP {code}") from None
-            raise PermanentError(f"HTTP {code}: {str(error.message or '')[:300]}") from None
+            detail = self._redact.text(str(error.message or "")[:300])
+            raise PermanentError(f"HTTP {code}: {detail}") from None
         except httpx.TimeoutException as error:
-            raise RetryableError(f"timeout ({type(error).__name__})") from None
+            raise RetryableError(f"timeout ({type(error).__name__}: {error})") from None
         except httpx.TransportError as error:
-            raise RetryableError(f"connection failed ({type(error).__name__})") from None
+            raise RetryableError(f"connection failed ({type(error).__name__}: {error})") from None
+        except (ValueError, TypeError):  # not JSON, or not of the API's shape
+            raise RetryableError("malformed response body") from None
         texts: list[str] = []
         finish: str | None = None
         if response.candidates:
@@ -175,11 +192,12 @@ class GeminiChatClient:
         usage = (
             response.usage_metadata.model_dump(exclude_none=True) if response.usage_metadata else {}
         )
-        return Completion("".join(texts), usage, finish)
+        return Completion(self._redact.text("".join(texts)), usage, finish)
 
     async def aclose(self) -> None:
         """Release the client's connections."""
         await self._client.aio.aclose()
+        await self._http.aclose()
 
 
 def make_client(

@@ -7,6 +7,7 @@ command line lists the targets without loading pyarrow).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import import_module
@@ -60,11 +61,12 @@ def export_set(
     from itemshot.factorial.export_common import export_rows
     from itemshot.factorial.review_log import review_export_rows, write_review_marks
 
+    name = check_name(name) if name is not None else default_name(source)
     selection = export_rows(source)
     reviewed = review_export_rows(source, selection.rows, rejected)
     dest.mkdir(parents=True, exist_ok=True)
     exporter = import_module(EXPORTERS[to]).export
-    written = exporter(reviewed.rows, dest, name or source.resolve().name)
+    written = exporter(reviewed.rows, dest, name)
     paths = list(written.paths)
     if reviewed.counts:
         paths.append(write_review_marks(dest, reviewed))
@@ -78,3 +80,28 @@ def export_set(
         selection.filtered,
         reviewed.summary() if reviewed.counts else {},
     )
+
+
+_NAME = re.compile(r"\w[\w.+-]{0,127}")
+
+
+def check_name(name: str) -> str:
+    """Return an export's dataset/task name if it is one plain file name; raise ValueError.
+
+    Every exporter builds file and folder names from it (`NAME.tsv`,
+    `NAME/`), so a name with a path separator or `..` would write outside
+    `--out`: only letters, digits and `_.+-` are taken, starting with a
+    letter, digit or `_`.
+    """
+    if not _NAME.fullmatch(name) or ".." in name:
+        raise ValueError(
+            f"export name {name!r} is not a plain name: use letters, digits and _ . + - "
+            "(no path separators, no '..'), starting with a letter, digit or _"
+        )
+    return name
+
+
+def default_name(source: Path) -> str:
+    """Return the export name made from the output folder's name (unsafe characters replaced)."""
+    cleaned = re.sub(r"[^\w.+-]+", "_", source.resolve().name).strip("._")
+    return check_name(re.sub(r"\.{2,}", ".", cleaned)[:128] or "itemshot")

@@ -42,6 +42,7 @@ EXIT_OK = 0
 EXIT_USAGE = 2
 EXIT_SOME_FAILED = 3
 EXIT_UNVERIFIED = 4
+EXIT_STOPPED = 5  # a system error (disk full, permissions) stopped the run part-way
 
 # The presentation parameters `render` takes, in the order combinations are made.
 PRESENTATION_PARAMETERS = (
@@ -260,11 +261,17 @@ def render(
     per item instead. `backend` is `chromium`, `nanobanana` or `hybrid`
     (`generative` holds the model options; the key comes from GEMINI_API_KEY).
     Jobs already in `out` with the same key are kept, so a killed run resumes.
+    Raises `UnusableOutput` before any work when `out` is a file or cannot be
+    written, and `RunStopped` (what was written, intact) when a system error
+    such as a full disk stops the run part-way; both live in
+    `itemshot.renderer.output`.
     """
     from itemshot.renderer.jobs import JobRequest
+    from itemshot.renderer.output import prepare_output_dir
     from itemshot.renderer.presentation import PresentationError
 
     out = Path(out)
+    prepare_output_dir(out)  # an unusable folder is refused before any work
     console = console or Console(stderr=True, quiet=not progress)
     levels = {
         "scene": scene,
@@ -464,7 +471,7 @@ def sweep(
     from itemshot.factorial.controller import describe_plan, load_items, plan_sweep
     from itemshot.factorial.design import load_design
     from itemshot.pipeline import RunSettings
-    from itemshot.renderer.output import atomic_write, atomic_write_json
+    from itemshot.renderer.output import atomic_write, atomic_write_json, prepare_output_dir
     from itemshot.sweeps import run_sweep
 
     design_path = Path(design)
@@ -473,7 +480,7 @@ def sweep(
     folder = Path(out) if out is not None else loaded.out or Path("sweeps") / loaded.name
     plan = plan_sweep(loaded, dataset)
     report = balance_report(loaded.type, loaded.factors, plan.cells, loaded.seed)
-    folder.mkdir(parents=True, exist_ok=True)
+    prepare_output_dir(folder)
     atomic_write(folder / "design.yaml", design_path.read_bytes())
     atomic_write_json(folder / "balance.json", report.as_dict())
     counts = describe_plan(plan)

@@ -21,14 +21,24 @@ from itemshot.executors.base import Executor, JobResult
 from itemshot.renderer.jobs import Job, PlanFailure
 from itemshot.renderer.manifest import MANIFEST, SUMMARY, base_row, failure_row
 from itemshot.renderer.output import (
+    RunStopped,
     atomic_write,
     atomic_write_json,
+    prepare_output_dir,
     remove_stale_temps,
     write_figure_files,
     write_jsonl,
 )
 
-__all__ = ["MANIFEST", "SUMMARY", "RunSettings", "RunSummary", "run_jobs", "write_result"]
+__all__ = [
+    "MANIFEST",
+    "SUMMARY",
+    "RunSettings",
+    "RunStopped",
+    "RunSummary",
+    "run_jobs",
+    "write_result",
+]
 
 Event = dict[str, Any]
 
@@ -77,6 +87,16 @@ class RunSummary:
             "failures_by_reason": dict(sorted(self.failures.items())),
             "failed_items": self.failed_items,
         }
+
+
+def write_outcome(out: Path, rows: Sequence[dict[str, Any]], summary: RunSummary) -> Path | None:
+    """Write the manifest and summary; return the manifest path, or None if it could not be written."""
+    try:
+        write_jsonl(out / MANIFEST, rows)
+        atomic_write_json(out / SUMMARY, summary.as_dict())
+    except OSError:
+        return None
+    return out / MANIFEST
 
 
 def finished_row(out: Path, job: Job) -> dict[str, Any] | None:
@@ -150,7 +170,7 @@ def run_jobs(
     """
     settings = settings or RunSettings()
     emit = on_event or (lambda _e: None)
-    out.mkdir(parents=True, exist_ok=True)
+    prepare_output_dir(out)
     remove_stale_temps(out)
     summary = RunSummary(total=len(planned))
     started = time.perf_counter()
@@ -176,15 +196,34 @@ def run_jobs(
 
             browsers = max(1, min(settings.workers, len(todo)))
             executor = LocalExecutor(chromium_factory(browsers, settings.pages_per_worker))
-        for result in executor.run(todo):
-            row = write_result(out, result)
-            rows[position[result.job.key]] = row
-            if row["status"] == "ok":
-                summary.rendered += 1
-            emit({"event": row["status"], "item_id": result.job.item.id, "row": row})
+        try:
+            for result in executor.run(todo):
+                row = write_result(out, result)
+                rows[position[result.job.key]] = row
+                if row["status"] == "ok":
+                    summary.rendered += 1
+                emit({"event": row["status"], "item_id": result.job.item.id, "row": row})
+        except OSError as error:  # leaving the loop stops the executor
+            summary.seconds = time.perf_counter() - started
+            finished = _count([r for r in rows if r is not None], summary)
+            raise RunStopped(
+                error, out, summary.rendered + summary.skipped, summary.total,
+                write_outcome(out, finished, summary),
+            ) from error  # fmt: skip
         summary.startup_seconds = executor.startup_seconds
     summary.seconds = time.perf_counter() - started
-    finished = [r for r in rows if r is not None]
+    finished = _count([r for r in rows if r is not None], summary)
+    try:
+        write_jsonl(out / MANIFEST, finished)
+        atomic_write_json(out / SUMMARY, summary.as_dict())
+    except OSError as error:
+        written = summary.rendered + summary.skipped
+        raise RunStopped(error, out, written, summary.total, None) from error
+    return summary
+
+
+def _count(finished: list[dict[str, Any]], summary: RunSummary) -> list[dict[str, Any]]:
+    """Count the failed rows into the summary; return the rows."""
     for row in finished:
         if row["status"] != "ok":
             summary.failed += 1
@@ -198,6 +237,4 @@ def run_jobs(
                     "message": error.get("message"),
                 }
             )
-    write_jsonl(out / MANIFEST, finished)
-    atomic_write_json(out / SUMMARY, summary.as_dict())
-    return summary
+    return finished

@@ -36,6 +36,42 @@ class FigureRef:
 
 Segment = Text | Math | FigureRef
 
+# LaTeX commands an item may not use. KaTeX's `trust` commands would link,
+# load images or set classes, ids, styles and data attributes; the TeX ones
+# read or write files. KaTeX draws the first kind as a red command name with
+# its argument dropped (and does not know the second), so an item using any
+# of them fails with `math_blocked` instead of rendering wrong.
+BLOCKED_COMMANDS = frozenset(
+    {
+        "href",
+        "url",
+        "includegraphics",
+        "htmlClass",
+        "htmlId",
+        "htmlStyle",
+        "htmlData",
+        "input",
+        "include",
+        "openin",
+        "openout",
+        "read",
+        "write",
+        "immediate",
+        "special",
+        "usepackage",
+        "documentclass",
+        "catcode",
+    }
+)
+_COMMAND = re.compile(r"\\([A-Za-z]+)")
+
+
+def blocked_commands(latex: str) -> list[str]:
+    """Return the blocked commands a formula uses (as `\\name`), in order, without repeats."""
+    found = (f"\\{m.group(1)}" for m in _COMMAND.finditer(latex) if m.group(1) in BLOCKED_COMMANDS)
+    return list(dict.fromkeys(found))
+
+
 # Display math first so `$$` is never read as two empty `$` spans. Inline `$…$`
 # follows pandoc's rule: no space just inside the dollars, and no digit right
 # after the closing one, so "costs $5 and $10" stays text.

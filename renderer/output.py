@@ -22,14 +22,23 @@ def atomic_write(path: Path, data: bytes) -> None:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
         os.replace(temp, path)
+    except OSError as error:
+        Path(temp).unlink(missing_ok=True)
+        # Name the file being written (a failed write() names none), keeping the errno.
+        raise OSError(error.errno, error.strerror, str(path)) from error
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write UTF-8 text atomically."""
-    atomic_write(path, text.encode("utf-8"))
+    """Write UTF-8 text atomically.
+
+    A lone surrogate that slipped through (item text is checked at load) is
+    written as its `\\udXXX` escape, which inside JSON is the same string, rather
+    than failing the write of a whole manifest.
+    """
+    atomic_write(path, text.encode("utf-8", "backslashreplace"))
 
 
 def atomic_write_json(path: Path, value: Any) -> None:
@@ -40,13 +49,75 @@ def atomic_write_json(path: Path, value: Any) -> None:
 def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
     """Write rows as JSON lines (key-sorted), atomically."""
     lines = [json.dumps(r, sort_keys=True, ensure_ascii=False) for r in rows]
-    atomic_write(path, ("\n".join(lines) + "\n" if lines else "").encode("utf-8"))
+    atomic_write_text(path, "\n".join(lines) + "\n" if lines else "")
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     """Return the rows of a JSON-lines file."""
     with path.open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
+
+
+class UnusableOutput(ValueError):
+    """An output folder that cannot be used: it is a file, or it cannot be created or written."""
+
+
+def prepare_output_dir(out: Path) -> None:
+    """Create the output folder and check that files can be written in it.
+
+    Raises UnusableOutput naming the folder and the system's reason, so a bad
+    `--out` is one clear message before any work, not a traceback after it.
+    """
+    if out.exists() and not out.is_dir():
+        raise UnusableOutput(f"--out {str(out)!r} is a file, not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=out)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise UnusableOutput(f"cannot write into --out {str(out)!r}: {reason}") from None
+
+
+class RunStopped(RuntimeError):
+    """The run stopped on a system error (disk full, permission denied, …) part-way.
+
+    Everything written before the error is whole (writes are atomic) and a
+    re-run resumes from it. `written` counts the images on disk, `total` the
+    jobs; `manifest` is the manifest written with them, or None when even
+    that could not be written.
+    """
+
+    def __init__(
+        self, error: OSError, out: Path, written: int, total: int, manifest: Path | None
+    ) -> None:
+        self.error = error
+        self.out = out
+        self.written = written
+        self.total = total
+        self.manifest = manifest
+        super().__init__(self.report())
+
+    def report(self) -> str:
+        """Return the one message a person needs: what failed, what was kept, what to do."""
+        kept = (
+            f"the manifest {self.manifest} lists them"
+            if self.manifest is not None
+            else "the manifest could not be written either"
+        )
+        return (
+            f"the run stopped: {describe_os_error(self.error)}. {self.written} of {self.total} "
+            f"images are written in {self.out} and intact ({kept}); free the space or fix the "
+            "permissions, then run the same command again to finish the rest"
+        )
+
+
+def describe_os_error(error: OSError) -> str:
+    """Return an OS error as one line: the file and the system's reason, no traceback."""
+    reason = error.strerror or str(error) or type(error).__name__
+    where = f"cannot write {error.filename}" if error.filename else "a file could not be written"
+    return f"{where}: {reason}"
 
 
 FIGURES_DIR = "figures"

@@ -22,6 +22,7 @@ from itemshot.renderer.markup import (
     Math,
     Segment,
     Text,
+    blocked_commands,
     is_only_figures,
     paragraphs,
     parse_inline,
@@ -85,6 +86,8 @@ class PageDocument:
     fonts: FontChoice
     decor: dict[str, Any]
     placeholders: tuple[int, ...]
+    # (region, command) of every blocked LaTeX command the item's formulas use.
+    math_blocked: tuple[tuple[str, str], ...] = ()
 
 
 def _environment() -> jinja2.Environment:
@@ -225,7 +228,27 @@ def build_page(
         fonts=fonts,
         decor=decor,
         placeholders=tuple(sorted(n for n in item.missing_figures if n in figures_seen)),
+        math_blocked=_blocked_math(blocks, options),
     )
+
+
+def _blocked_math(
+    blocks: list[dict[str, Any]], options: list[dict[str, Any]]
+) -> tuple[tuple[str, str], ...]:
+    """Return (region, command) for each blocked LaTeX command shown on the page."""
+    found: list[tuple[str, str]] = []
+    spans = [
+        (block["region"], segments)
+        for block in blocks
+        if block["kind"] == "text"
+        for segments in block["paragraphs"]
+    ]
+    spans += [(f"option:{option['letter']}", option["segments"]) for option in options]
+    for region, segments in spans:
+        for segment in segments:
+            if isinstance(segment, Math):
+                found += [(region, command) for command in blocked_commands(segment.latex)]
+    return tuple(found)
 
 
 def _rendered_text(

@@ -31,7 +31,7 @@ def _audit_task(task: _Task) -> Verdict:
         return verdict(task.name, "", "whole_image", "", [Reason("no_item", "", task.problem)], [])
     try:
         image = load_rgb(task.path)
-    except OSError as error:
+    except (OSError, ValueError) as error:  # unreadable, or refused by the bounded decoder
         return verdict(
             task.name,
             task.item.id,

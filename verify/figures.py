@@ -11,15 +11,15 @@ Images without a layout record are searched by `verify.figure_search`.
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from functools import lru_cache
 
 import cv2
 import numpy as np
-from PIL import Image
 
+from itemshot.renderer.imaging import IMAGE_LIMITS, decode_image
 from itemshot.verify.crops import gray
+from itemshot.verify.images import flatten_alpha
 
 SHIFT = 6  # px of slack around the region for template matching
 BLANK_FIGURE_STD = 6.0  # grey-level spread under which a figure box counts as empty
@@ -28,12 +28,8 @@ BLANK_FIGURE_STD = 6.0  # grey-level spread under which a figure box counts as e
 @lru_cache(maxsize=64)
 def decode_figure(data: bytes) -> np.ndarray:
     """Return a figure's bytes as a grey array, transparency flattened onto white."""
-    image = Image.open(io.BytesIO(data))
-    if image.mode in ("RGBA", "LA", "P"):
-        image = image.convert("RGBA")
-        ground = Image.new("RGBA", image.size, (255, 255, 255, 255))
-        image = Image.alpha_composite(ground, image)
-    array = np.asarray(image.convert("L"))
+    with decode_image(data, IMAGE_LIMITS, "figure") as image:
+        array = np.asarray(flatten_alpha(image).convert("L"))
     array.setflags(write=False)
     return array
 

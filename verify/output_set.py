@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from itemshot.renderer.adapters.figures import decode_figure
+from itemshot.renderer.adapters.figures import FigureProblem, decode_figure
 from itemshot.renderer.items import LETTERS, Item, relative_to_root
 from itemshot.renderer.manifest import MANIFEST
 from itemshot.renderer.output import atomic_write_json, read_jsonl, write_jsonl
@@ -77,7 +77,10 @@ def item_from_row(row: dict[str, Any], out: Path | None = None) -> Item:
         root = out or Path(".")
         source = root / path
         if relative_to_root(source, root) and source.is_file():
-            figures[int(number)] = decode_figure(int(number), source.read_bytes(), path)
+            try:
+                figures[int(number)] = decode_figure(int(number), source.read_bytes(), path)
+            except FigureProblem:
+                continue  # an unreadable copy: the figure box is then only checked for content
     return Item(
         figures=figures,
         id=str(row["item_id"]),

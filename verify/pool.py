@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
+import signal
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
@@ -12,8 +15,41 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def _init_worker() -> None:
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _init_worker(parent: int) -> None:
+    """Set up one OCR worker: one tesseract thread, and death together with the parent.
+
+    A worker outlives a killed parent otherwise (re-parented to init, waiting
+    on its task queue forever). The kernel sends it SIGTERM when the parent
+    dies; the handler kills the tesseract it may be waiting on, then exits.
+    """
     os.environ["OMP_THREAD_LIMIT"] = "1"
+    signal.signal(signal.SIGTERM, _end_worker)
+    with contextlib.suppress(OSError, AttributeError):  # Linux only; elsewhere nothing changes
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # the parent died before the request took effect
+        _end_worker(signal.SIGTERM, None)
+
+
+def _end_worker(_signal: int, _frame: object) -> None:
+    """Kill this worker's own children (tesseract), then leave at once."""
+    me = str(os.getpid())
+    with contextlib.suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and _parent_of(entry) == me:
+                with contextlib.suppress(OSError):
+                    os.kill(int(entry), signal.SIGKILL)
+    os._exit(1)
+
+
+def _parent_of(pid: str) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[1]
+    except (OSError, IndexError):
+        return None
 
 
 @contextmanager
@@ -58,7 +94,9 @@ def run_all(
                 if on_done:
                     on_done()
         return [r for r in results if r is not None]
-    with ProcessPoolExecutor(max_workers=count, initializer=_init_worker) as executor:
+    with ProcessPoolExecutor(
+        max_workers=count, initializer=_init_worker, initargs=(os.getpid(),)
+    ) as executor:
         futures = {executor.submit(function, task): i for i, task in enumerate(todo)}
         for future in as_completed(futures):
             results[futures[future]] = future.result()

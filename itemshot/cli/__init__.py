@@ -33,11 +33,37 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the `itemshot` command line and return its exit status."""
+    """Run the `itemshot` command line and return its exit status.
+
+    System errors end the command with one message and a documented status,
+    never a traceback: an unusable `--out` is a usage error (2); a write the
+    machine refuses part-way (disk full, permissions) stops the run (5) after
+    saying what was written, which a re-run keeps and completes.
+    """
+    from itemshot.api import EXIT_STOPPED, EXIT_USAGE
+    from itemshot.renderer.output import RunStopped, UnusableOutput, describe_os_error
+
     parser = build_parser()
     args = parser.parse_args(argv)
-    status = args.handler(args)
+    try:
+        status = args.handler(args)
+    except UnusableOutput as error:
+        _error(str(error))
+        return EXIT_USAGE
+    except RunStopped as stopped:
+        _error(stopped.report())
+        return EXIT_STOPPED
+    except OSError as error:
+        _error(f"{describe_os_error(error)}; files written before it are intact")
+        return EXIT_STOPPED
     return int(status or 0)
+
+
+def _error(message: str) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+
+    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}")
 
 
 if __name__ == "__main__":

@@ -51,7 +51,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     predict.add_argument("--concurrency", type=int, default=8, help="requests in flight")
     predict.add_argument("--temperature", type=float, default=0.0)
     predict.add_argument("--max-tokens", type=int, default=4096)
-    predict.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
+    predict.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        help="deadline of each attempt in seconds, from connecting to the answer's last byte",
+    )
     predict.add_argument("--max-attempts", type=int, default=6, help="attempts per request")
     predict.add_argument("--retry-delay", type=float, default=1.0, help="first backoff, seconds")
     predict.add_argument("--cache", type=Path, help="response cache folder (OUT/.cache/predict)")

@@ -10,7 +10,14 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from itemshot.api import EXIT_OK, EXIT_SOME_FAILED, EXIT_UNVERIFIED, EXIT_USAGE, RunResult
+from itemshot.api import (
+    EXIT_OK,
+    EXIT_SOME_FAILED,
+    EXIT_STOPPED,
+    EXIT_UNVERIFIED,
+    EXIT_USAGE,
+    RunResult,
+)
 from itemshot.renderer.adapters.formats import FORMATS
 from itemshot.renderer.backends.nanobanana.settings import DEFAULT_MODEL, BatchSettings
 from itemshot.renderer.manifest import MANIFEST
@@ -55,7 +62,8 @@ def register(subparsers: Any) -> None:
         "layout; `--no-verify` skips it). "
         f"Exit status: {EXIT_OK} all rendered and verified, {EXIT_SOME_FAILED} some items "
         f"failed to render (the others are written), {EXIT_UNVERIFIED} all rendered but "
-        f"some images failed verification, {EXIT_USAGE} unusable arguments or dataset.",
+        f"some images failed verification, {EXIT_USAGE} unusable arguments or dataset, "
+        f"{EXIT_STOPPED} a system error (disk full, permissions) stopped the run part-way.",
     )
     render.add_argument(
         "dataset",
@@ -169,7 +177,12 @@ def add_generative_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--rpm", type=float, default=60.0, help="requests per minute (0: no limit)")
     group.add_argument("--max-retries", type=int, default=5, help="retries of 408/429/5xx")
     group.add_argument("--backoff-base", type=float, default=2.0, help="first backoff (s)")
-    group.add_argument("--timeout", type=float, default=180.0, help="seconds per request")
+    group.add_argument(
+        "--timeout",
+        type=float,
+        default=180.0,
+        help="deadline of each request in seconds, from connecting to the answer's last byte",
+    )
     group.add_argument("--cache", type=Path, default=None, help="response cache (OUT/.cache)")
     group.add_argument("--price-table", type=Path, default=None, help="JSON price table")
     group.add_argument(

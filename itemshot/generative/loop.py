@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
-from PIL import Image, UnidentifiedImageError
 
 from itemshot.renderer.backends import Attempt, Backend, Rendered, RenderFailure
+from itemshot.renderer.imaging import IMAGE_LIMITS, ImageRejected, decode_image
 from itemshot.renderer.jobs import Job
 from itemshot.verify import Reason, Verdict, audit_image
 from itemshot.verify.verdicts import verdict
@@ -118,11 +117,11 @@ def adjustments_for(result: Verdict) -> tuple[str, ...]:
 
 
 def decode(image: bytes) -> np.ndarray | None:
-    """Return the image as an RGB array, or None when it cannot be decoded."""
+    """Return the image as an RGB array, or None when the bounded decoder refuses it."""
     try:
-        with Image.open(io.BytesIO(image)) as opened:
+        with decode_image(image, IMAGE_LIMITS, "the model's image") as opened:
             return np.asarray(opened.convert("RGB"))
-    except (UnidentifiedImageError, OSError, ValueError):
+    except ImageRejected:
         return None
 
 

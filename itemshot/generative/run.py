@@ -40,12 +40,15 @@ from itemshot.renderer.backends.nanobanana.settings import (
     ClientSettings,
     api_key_from_env,
 )
+from itemshot.renderer.imaging import IMAGE_LIMITS, decode_image
 from itemshot.renderer.items import ItemError
 from itemshot.renderer.jobs import Job, JobRequest, PlanFailure, page_job, plan
 from itemshot.renderer.manifest import MANIFEST, SUMMARY, base_row, failure_row
 from itemshot.renderer.output import (
+    RunStopped,
     atomic_write,
     atomic_write_json,
+    prepare_output_dir,
     read_jsonl,
     remove_stale_temps,
     write_figure_files,
@@ -143,7 +146,7 @@ def render_generative(
     hybrid = options.backend == "hybrid"
     planned = _plan(requests, options)
     jobs = [p for p in planned if isinstance(p, Job)]
-    out.mkdir(parents=True, exist_ok=True)
+    prepare_output_dir(out)
     remove_stale_temps(out)
     rows: dict[str, dict[str, Any]] = {}
     todo = []
@@ -155,26 +158,31 @@ def render_generative(
             rows[job.key] = done
     ledger = Ledger(options.prices, batch=options.mode == "batch")
     cache = ResponseCache(options.cache or out / ".cache" / "nanobanana")
-    results, endpoint, requests_made, based = asyncio.run(
-        _generate_all(todo, hybrid, options, api_key, cache, ledger, out)
-    )
-    fallback = [job for job in todo if not results[job.key].passed]
-    for job in todo:
-        if results[job.key].passed:
-            rows[job.key] = _write_generated(
-                out, job, results[job.key], options, endpoint, job.key in based
-            )
-    if fallback:
-        fallback_jobs = [page_job(job) for job in fallback]
-        run_jobs(fallback_jobs, out, RunSettings(workers=options.workers))
-        for job, chromium in zip(fallback, fallback_jobs, strict=True):
-            rows[job.key] = _write_fallback(out, job, chromium, results[job.key], options, endpoint)
-    manifest = [failure_row(p) if isinstance(p, PlanFailure) else rows[p.key] for p in planned]
-    write_jsonl(out / MANIFEST, manifest)
-    costs = ledger.as_dict() | {"http_requests_this_run": requests_made}
-    atomic_write_json(out / COST, costs)
-    summary = _summary(manifest, options, costs)
-    atomic_write_json(out / SUMMARY, summary)
+    try:
+        results, endpoint, requests_made, based = asyncio.run(
+            _generate_all(todo, hybrid, options, api_key, cache, ledger, out)
+        )
+        fallback = [job for job in todo if not results[job.key].passed]
+        for job in todo:
+            if results[job.key].passed:
+                rows[job.key] = _write_generated(
+                    out, job, results[job.key], options, endpoint, job.key in based
+                )
+        if fallback:
+            fallback_jobs = [page_job(job) for job in fallback]
+            run_jobs(fallback_jobs, out, RunSettings(workers=options.workers))
+            for job, chromium in zip(fallback, fallback_jobs, strict=True):
+                rows[job.key] = _write_fallback(
+                    out, job, chromium, results[job.key], options, endpoint
+                )
+        manifest = [failure_row(p) if isinstance(p, PlanFailure) else rows[p.key] for p in planned]
+        write_jsonl(out / MANIFEST, manifest)
+        costs = ledger.as_dict() | {"http_requests_this_run": requests_made}
+        atomic_write_json(out / COST, costs)
+        summary = _summary(manifest, options, costs)
+        atomic_write_json(out / SUMMARY, summary)
+    except (OSError, RunStopped) as error:
+        raise _stopped(error, out, planned, rows) from error
     console.print(json.dumps(summary, ensure_ascii=False))
     status = EXIT_SOME_FAILED if any(r.get("status") != "ok" for r in manifest) else EXIT_OK
     if fallback and options.verify_fallback:
@@ -186,6 +194,26 @@ def render_generative(
             status = EXIT_UNVERIFIED
         manifest = read_jsonl(out / MANIFEST)  # now with the fallback renders' verdicts
     return GenerativeResult(status, summary, manifest)
+
+
+def _stopped(
+    error: OSError | RunStopped,
+    out: Path,
+    planned: list[Job | PlanFailure],
+    rows: dict[str, dict[str, Any]],
+) -> RunStopped:
+    """Return the RunStopped of a generative run: the rows written so far go in its manifest."""
+    cause = error.error if isinstance(error, RunStopped) else error
+    done = [row for row in rows.values() if row.get("status") == "ok"]
+    # Fallback pages the Chromium run wrote before it stopped are not rows here yet.
+    fallbacks = error.written if isinstance(error, RunStopped) else 0
+    kept = [failure_row(p) if isinstance(p, PlanFailure) else rows.get(p.key) for p in planned]
+    manifest: Path | None = out / MANIFEST
+    try:
+        write_jsonl(out / MANIFEST, [row for row in kept if row is not None])
+    except OSError:
+        manifest = None
+    return RunStopped(cause, out, len(done) + fallbacks, len(planned), manifest)
 
 
 class _Ready:
@@ -223,6 +251,20 @@ async def _generate_all(
     out: Path,
 ) -> tuple[dict[str, LoopResult], dict[str, str], int, set[str]]:
     client = ImageClient(options.client, api_key, cache)
+    try:
+        return await _generate_with(client, todo, hybrid, options, ledger, out)
+    finally:
+        await client.aclose()
+
+
+async def _generate_with(
+    client: ImageClient,
+    todo: list[Job],
+    hybrid: bool,
+    options: GenerativeOptions,
+    ledger: Ledger,
+    out: Path,
+) -> tuple[dict[str, LoopResult], dict[str, str], int, set[str]]:
     model = NanobananaBackend(client, ledger, options.batch)
     audits = asyncio.Semaphore(2)
     results = {job.key: LoopResult((), None, None) for job in todo}
@@ -352,9 +394,7 @@ def _as_png(image: bytes) -> bytes:
     """Return the image as PNG bytes (models may answer JPEG or WebP)."""
     if image[:8] == b"\x89PNG\r\n\x1a\n":
         return image
-    from PIL import Image
-
-    with Image.open(io.BytesIO(image)) as opened:
+    with decode_image(image, IMAGE_LIMITS, "the model's image") as opened:
         buffer = io.BytesIO()
         opened.convert("RGB").save(buffer, "PNG")
         return buffer.getvalue()

@@ -118,19 +118,21 @@ def load_rows(
     root = Path(root)
     entries: list[Item | ItemError] = []
     seen_ids: set[str] = set()
+    line = 0
     for line, row in enumerate(rows, start=1):
         if limit is not None and len(entries) >= limit:
             break
         if "__error__" in row:
             entries.append(ItemError(str(line), "row", row["__error__"]))
             continue
-        raw = to_raw_item(format, row, line, mapping)
-        if raw.id in seen_ids:
-            entries.append(ItemError(raw.id, "id", f"duplicate id (row {line})"))
-            continue
-        seen_ids.add(raw.id)
         try:
+            raw = to_raw_item(format, row, line, mapping)
+            if raw.id in seen_ids:
+                raise ItemError(raw.id, "id", f"duplicate id (row {line})")
+            seen_ids.add(raw.id)
             entries.append(build_item(raw, root, missing_images))
         except ItemError as error:
             entries.append(error)
+    if line == 0:
+        raise DatasetError(f"{Path(source).name} has no rows: there is nothing to render")
     return Dataset(path=Path(source), format=format, entries=tuple(entries))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ MAX_QUESTION_CHARS = 10_000
 MAX_OPTION_CHARS = 2_000
 MISSING_POLICIES = ("fail", "placeholder")
 
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f]")
 
 
@@ -41,6 +43,11 @@ class RawItem:
 
 def build_item(raw: RawItem, root: Path, missing_images: str = "fail") -> Item:
     """Return the checked Item for `raw`; raise ItemError naming the field at fault."""
+    if not isinstance(raw.id, str) or invalid_character(raw.id) is not None:
+        shown = printable(str(raw.id))
+        raise ItemError(shown, "id", f"is not valid Unicode text ({_where(str(raw.id))})")
+    for name in ("subject", "language"):
+        _check_text(raw.id, name, getattr(raw, name) or "")
     question = _check_question(raw)
     options = _check_options(raw.id, "options", raw.options)
     answer = _parse_answer(raw.id, "answer", raw.answer, options, raw.answer_format)
@@ -66,9 +73,36 @@ def build_item(raw: RawItem, root: Path, missing_images: str = "fail") -> Item:
     )
 
 
+def invalid_character(text: str) -> int | None:
+    """Return the position of the first character that is not valid Unicode text, if any.
+
+    Lone UTF-16 surrogates (U+D800–U+DFFF, e.g. a JSON `"\\ud800"`) cannot be
+    encoded at all: they would fail the item's hash, its sidecar and the page.
+    """
+    found = _SURROGATE.search(text)
+    return found.start() if found else None
+
+
+def printable(text: str) -> str:
+    """Return text with invalid characters shown as escapes (safe to write anywhere)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _where(text: str) -> str:
+    position = invalid_character(text) or 0
+    return f"a lone surrogate U+{ord(text[position]):04X} at character {position + 1}"
+
+
+def _check_text(item_id: str, name: str, value: str) -> str:
+    if invalid_character(value) is not None:
+        raise ItemError(item_id, name, f"is not valid Unicode text ({_where(value)})")
+    return value
+
+
 def _check_question(raw: RawItem) -> str:
     if not isinstance(raw.question, str) or not raw.question.strip():
         raise ItemError(raw.id, "question", "is empty or not text")
+    _check_text(raw.id, "question", raw.question)
     if len(raw.question) > MAX_QUESTION_CHARS:
         raise ItemError(
             raw.id,
@@ -85,7 +119,9 @@ def _check_options(item_id: str, name: str, value: Any) -> tuple[str, ...]:
         raise ItemError(item_id, name, "is empty; a multiple-choice item needs options")
     if len(value) > MAX_OPTIONS:
         raise ItemError(item_id, name, f"has {len(value)} options; at most {MAX_OPTIONS} (A–Z)")
-    options = tuple("" if v is None else str(v) for v in value)
+    options = tuple(
+        _option_text(item_id, name, letter, v) for letter, v in zip(LETTERS, value, strict=False)
+    )
     for letter, text in zip(LETTERS, options, strict=False):
         if not text.strip():
             raise ItemError(item_id, name, f"option {letter} is empty")
@@ -98,6 +134,29 @@ def _check_options(item_id: str, name: str, value: Any) -> tuple[str, ...]:
             raise ItemError(item_id, name, f"options {seen[key]} and {letter} are identical")
         seen[key] = letter
     return options
+
+
+def _option_text(item_id: str, name: str, letter: str, value: Any) -> str:
+    """Return one option as text: strings as they are, whole numbers and plain decimals written out.
+
+    Anything else (a mapping, a list, true/false, 1e-05) is refused rather than
+    turned into text the dataset never had.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        if invalid_character(value) is not None:
+            raise ItemError(
+                item_id, name, f"option {letter} is not valid Unicode text ({_where(value)})"
+            )
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value) and "e" not in repr(value):
+        return repr(value)
+    shown = printable(repr(value))
+    shown = shown if len(shown) <= 40 else shown[:39] + "…"
+    raise ItemError(item_id, name, f"option {letter} is not text ({type(value).__name__} {shown})")
 
 
 def _parse_answer(item_id: str, name: str, value: Any, options: tuple[str, ...], fmt: str) -> int:

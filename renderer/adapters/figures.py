@@ -5,16 +5,12 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from PIL import Image
-
+from itemshot.renderer.imaging import IMAGE_LIMITS, ImageRejected, decode_image, read_limited
 from itemshot.renderer.items import Figure, relative_to_root
 
-MAX_FIGURE_BYTES = 40 * 1024 * 1024
-MAX_FIGURE_PIXELS = 40_000_000
-MAX_FIGURE_SIDE = 10_000
-# Our own size check (below) runs on the header before any pixel is decoded and
-# is stricter than PIL's bomb guard, whose error would not name the size.
-Image.MAX_IMAGE_PIXELS = None
+MAX_FIGURE_BYTES = IMAGE_LIMITS.max_bytes
+MAX_FIGURE_PIXELS = IMAGE_LIMITS.max_pixels
+MAX_FIGURE_SIDE = IMAGE_LIMITS.max_side
 
 BROWSER_FORMATS = {
     "PNG": "image/png",
@@ -46,37 +42,26 @@ def read_figure_file(reference: str, root: Path) -> tuple[bytes, str]:
         raise FigureProblem(f"path {reference!r} points outside the dataset folder")
     if not candidate.is_file():
         raise FigureProblem(f"file {reference!r} not found", missing=True)
-    if candidate.stat().st_size > MAX_FIGURE_BYTES:
-        raise FigureProblem(f"file {reference!r} is larger than {MAX_FIGURE_BYTES} bytes")
-    return candidate.read_bytes(), reference
+    try:
+        return read_limited(candidate, IMAGE_LIMITS, f"file {reference}"), reference
+    except ImageRejected as rejected:
+        raise FigureProblem(str(rejected)) from None
 
 
 def decode_figure(number: int, data: bytes, source: str) -> Figure:
-    """Return a checked Figure, re-encoded as PNG when the browser could not show it."""
-    if len(data) > MAX_FIGURE_BYTES:
-        raise FigureProblem(f"{source!r} is larger than {MAX_FIGURE_BYTES} bytes")
+    """Return a checked Figure, re-encoded as PNG when the browser could not show it.
+
+    The figure is decoded completely first: a file whose header is fine but
+    whose pixels are not fails here, at load, not as a blank box on the page.
+    """
     try:
-        with Image.open(io.BytesIO(data)) as probe:
-            width, height, kind = probe.width, probe.height, probe.format or ""
-            _check_size(source, width, height)
-            probe.verify()
+        image = decode_image(data, IMAGE_LIMITS, source)
+    except ImageRejected as rejected:
+        raise FigureProblem(str(rejected)) from None
+    with image:
+        width, height, kind = image.width, image.height, image.format or ""
         if kind in BROWSER_FORMATS:
             return Figure(number, data, BROWSER_FORMATS[kind], width, height, source)
-        with Image.open(io.BytesIO(data)) as image:
-            buffer = io.BytesIO()
-            image.convert("RGBA").save(buffer, format="PNG")
-    except FigureProblem:
-        raise
-    except Exception as error:  # PIL raises many types for corrupt files
-        raise FigureProblem(f"{source!r} is not a readable image ({error})") from None
+        buffer = io.BytesIO()
+        image.convert("RGBA").save(buffer, format="PNG")
     return Figure(number, buffer.getvalue(), "image/png", width, height, source)
-
-
-def _check_size(source: str, width: int, height: int) -> None:
-    if width < 1 or height < 1:
-        raise FigureProblem(f"{source!r} has no pixels")
-    if max(width, height) > MAX_FIGURE_SIDE or width * height > MAX_FIGURE_PIXELS:
-        raise FigureProblem(
-            f"{source!r} is {width}×{height} px; the limit is {MAX_FIGURE_SIDE} px a side "
-            f"and {MAX_FIGURE_PIXELS:,} px in all"
-        )

@@ -6,12 +6,13 @@ import ast
 import csv
 import json
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from itemshot.renderer.adapters.build import RawItem
-from itemshot.renderer.items import LETTERS
+from itemshot.renderer.items import LETTERS, ItemError
 
 FORMATS = ("mmmu_hf", "mmmu_pro_tool", "mmmu_pro_mix", "generic")
 MAX_IMAGE_COLUMNS = 7
@@ -69,7 +70,8 @@ def detect_format(path: Path) -> str:
     if suffix == ".parquet":
         import pyarrow.parquet as pq
 
-        columns = set(pq.read_schema(path).names)
+        with _parquet_errors(path):
+            columns = set(pq.read_schema(path).names)
         return "mmmu_hf" if {"question", "options", "answer", "image_1"} <= columns else "generic"
     if suffix in (".jsonl", ".json"):
         return detect_row_format(_first_json_row(path))
@@ -88,32 +90,94 @@ def detect_row_format(first: Mapping[str, Any]) -> str:
 
 
 def read_rows(path: Path) -> Iterator[dict[str, Any]]:
-    """Yield the rows of a JSONL, CSV/TSV or parquet file as dicts."""
+    """Yield the rows of a JSONL, CSV/TSV or parquet file as dicts.
+
+    Text files must be UTF-8 (a byte-order mark, as Excel writes, is fine); a
+    file in another encoding is refused as a whole with the line and byte of
+    the first character that is not UTF-8, rather than losing lines.
+    """
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".json"):
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as error:
-                    yield {"__error__": f"line {number} is not JSON ({error.msg})"}
-                    continue
-                yield (
-                    row if isinstance(row, dict) else {"__error__": f"line {number}: not an object"}
-                )
+        for number, line in utf8_lines(path):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                yield {"__error__": f"line {number} is not JSON ({error.msg})"}
+                continue
+            except (ValueError, RecursionError) as error:  # a 5,000-digit number, deep nesting
+                yield {"__error__": f"line {number} cannot be read ({type(error).__name__})"}
+                continue
+            yield row if isinstance(row, dict) else {"__error__": f"line {number}: not an object"}
     elif suffix in (".csv", ".tsv"):
-        with path.open(encoding="utf-8", newline="") as handle:
-            yield from csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
+        for _ in utf8_lines(path):  # the whole file is checked before any row is used
+            pass
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            reader = csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
+            try:
+                yield from reader
+            except csv.Error as error:
+                raise DatasetError(f"{path.name}, line {reader.line_num}: {error}") from None
     elif suffix == ".parquet":
         import pyarrow.parquet as pq
 
-        table = pq.read_table(path)
+        with _parquet_errors(path):
+            table = pq.read_table(path)
         for batch in table.to_batches(max_chunksize=256):
             yield from batch.to_pylist()
     else:
         raise DatasetError(f"unsupported file type {suffix!r}")
+
+
+_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def utf8_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Yield (line number, text) of a UTF-8 file, a leading byte-order mark dropped.
+
+    Raises DatasetError naming the line and byte of the first undecodable
+    byte (UTF-8 never uses the newline byte inside a character, so decoding
+    line by line is exact).
+    """
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if number == 1:
+                if raw.startswith(_UTF16_BOMS):
+                    raise DatasetError(
+                        f"{path.name} is UTF-16 text; save it as UTF-8 (e.g. Excel: CSV UTF-8)"
+                    )
+                raw = raw.removeprefix(_BOM)
+            try:
+                yield number, raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise DatasetError(_not_utf8(path, number, raw, error)) from None
+
+
+def _not_utf8(path: Path, number: int, raw: bytes, error: UnicodeDecodeError) -> str:
+    byte = raw[error.start]
+    hint = ""
+    try:
+        raw.decode("cp1252")
+        hint = " (it looks like Latin-1 / Windows-1252)"
+    except UnicodeDecodeError:
+        pass
+    return (
+        f"{path.name} is not UTF-8 text{hint}: line {number}, byte {error.start + 1} "
+        f"is 0x{byte:02X}; save the file as UTF-8 and run again"
+    )
+
+
+@contextmanager
+def _parquet_errors(path: Path) -> Iterator[None]:
+    """Turn pyarrow's errors for an empty or broken file into a DatasetError naming it."""
+    import pyarrow as pa
+
+    try:
+        yield
+    except (pa.ArrowException, OSError) as error:
+        raise DatasetError(f"{path.name} is not a readable parquet file ({error})") from None
 
 
 def _first_json_row(path: Path) -> dict[str, Any]:
@@ -128,7 +192,7 @@ def parse_option_list(value: Any) -> Any:
     if isinstance(value, str) and value.strip().startswith("["):
         try:
             return list(ast.literal_eval(value))
-        except (ValueError, SyntaxError):
+        except (ValueError, SyntaxError, RecursionError, MemoryError):
             return value
     return list(value) if isinstance(value, tuple) else value
 
@@ -186,11 +250,11 @@ def to_raw_item(fmt: str, row: Mapping[str, Any], line: int, mapping: ColumnMapp
 
 
 def _generic_raw_item(row: Mapping[str, Any], line: int, mapping: ColumnMapping) -> RawItem:
+    item_id = str(row.get(mapping.id) or line) if mapping.id else str(line)
     if mapping.option_columns:
-        options: Any = [row[c] for c in mapping.option_columns if row.get(c) not in (None, "")]
+        options: Any = _column_options(item_id, row, mapping.option_columns)
     else:
         options = parse_option_list(row.get(mapping.options or "options"))
-    item_id = str(row.get(mapping.id) or line) if mapping.id else str(line)
     return RawItem(
         id=item_id,
         question=row.get(mapping.question),
@@ -201,6 +265,38 @@ def _generic_raw_item(row: Mapping[str, Any], line: int, mapping: ColumnMapping)
         subject=str(row.get(mapping.subject) or "") if mapping.subject else "",
         language=str(row.get(mapping.language) or "") if mapping.language else "",
     )
+
+
+def _column_options(item_id: str, row: Mapping[str, Any], columns: tuple[str, ...]) -> list[Any]:
+    """Return the options of one-column-per-option data; a gap before a later option is refused.
+
+    Trailing empty columns are fine (an item with fewer options than the
+    dataset has columns). An empty column before a filled one is not: closing
+    the gap would shift every later option to another letter and the answer
+    key would point at a different option.
+    """
+    values = [row.get(column) for column in columns]
+    while values and _blank(values[-1]):
+        values.pop()
+    for position, value in enumerate(values):
+        if _blank(value):
+            later = next(
+                c
+                for c, v in zip(columns[position + 1 :], values[position + 1 :], strict=False)
+                if not _blank(v)
+            )
+            raise ItemError(
+                item_id,
+                "options",
+                f"option {LETTERS[position]} (column {columns[position]!r}) is empty but column "
+                f"{later!r} after it is not; filling the gap would move later options to other "
+                "letters and change the answer key",
+            )
+    return values
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
 
 
 def letters_for(count: int) -> str:

@@ -11,13 +11,22 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from playwright.async_api import Browser, BrowserContext, CDPSession, Page, Route, async_playwright
+from playwright.async_api import (
+    Browser,
+    BrowserContext,
+    CDPSession,
+    Page,
+    Route,
+    async_playwright,
+)
+from playwright.async_api import Error as PlaywrightError
 
 from itemshot.backgrounds.texture_names import TEXTURE_NAMES, texture_file
 from itemshot.renderer.assets import ORIGIN, AssetNotAllowed, static_asset
@@ -68,16 +77,40 @@ def find_chromium() -> str:
     raise RuntimeError("Chromium not found; install the Debian package `chromium`")
 
 
-@dataclass
-class _Slot:
-    """One page ready for work, with the assets of the job it is rendering."""
+@dataclass(eq=False)
+class _Browser:
+    """One Chromium process and the event set when it goes away (crash, kill, exit)."""
 
+    browser: Browser
+    gone: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass(eq=False)
+class _Slot:
+    """One page ready for work, with the assets of the job it is rendering.
+
+    A slot outlives its page: when the page's renderer or its browser dies, the
+    slot is rebuilt in place (`crashed` is per page, `browser.gone` per browser).
+    """
+
+    index: int  # which browser of the pool the slot belongs to
+    browser: _Browser
     context: BrowserContext
     page: Page
     cdp: CDPSession
+    crashed: asyncio.Event = field(default_factory=asyncio.Event)
     assets: dict[str, tuple[bytes, str]] = field(default_factory=dict)
     refused: list[str] = field(default_factory=list)
     metrics: tuple[int, int, float] | None = None  # the page size last set, to skip resets
+
+    @property
+    def dead(self) -> bool:
+        """Return whether the page or its browser has gone away."""
+        return self.crashed.is_set() or self.browser.gone.is_set()
+
+
+class _SlotLost(Exception):
+    """The page a job was rendering in died (renderer crash, browser killed or closed)."""
 
 
 @dataclass(frozen=True)
@@ -89,17 +122,30 @@ class RenderOutput:
     browser_version: str
 
 
+# A job whose page dies is retried once on a fresh page; a second death fails it.
+RENDER_TRIES = 2
+
+
 class ChromiumPool:
-    """`browsers` Chromium processes × `pages` page slots each, reused for every job."""
+    """`browsers` Chromium processes × `pages` page slots each, reused for every job.
+
+    A page whose renderer crashes, or a browser that is killed, is replaced
+    (the browser relaunched) and the job it was rendering is tried once more;
+    a job never waits on a dead page, since every step races the page's crash
+    and its browser's disconnect.
+    """
 
     def __init__(self, browsers: int = 2, pages: int = 2) -> None:
         self.browser_count = max(1, browsers)
         self.pages_per_browser = max(1, pages)
         self._playwright: Any = None
-        self._browsers: list[Browser] = []
+        self._browsers: list[_Browser] = []
+        self._relaunching: list[asyncio.Lock] = []
         self._slots: asyncio.Queue[_Slot] = asyncio.Queue()
         self._opening: asyncio.Future[Any] | None = None
+        self._executable = ""
         self.version = ""
+        self.relaunches = 0  # browsers and pages replaced after a crash
 
     async def __aenter__(self) -> ChromiumPool:
         await self.start()
@@ -117,15 +163,25 @@ class ChromiumPool:
         does not change its bytes).
         """
         self._playwright = await async_playwright().start()
-        first = await self._launch()
-        await self._open_slot(first)
-        rest = [self._open_slot(first) for _ in range(self.pages_per_browser - 1)]
-        rest += [self._launch_with_slots() for _ in range(self.browser_count - 1)]
-        self._opening = asyncio.ensure_future(asyncio.gather(*rest))
+        self._executable = find_chromium()
+        # Browser i is self._browsers[i]: browsers are appended in index order.
+        self._relaunching = [asyncio.Lock() for _ in range(self.browser_count)]
+        self._browsers = [await self._launch()]
+        self._slots.put_nowait(await self._open_slot(0))
+        self._opening = asyncio.ensure_future(self._open_rest())
 
-    async def _launch(self) -> Browser:
+    async def _open_rest(self) -> None:
+        """Open the first browser's other pages, then launch the other browsers with theirs."""
+        for _ in range(self.pages_per_browser - 1):
+            self._slots.put_nowait(await self._open_slot(0))
+        for index in range(1, self.browser_count):
+            self._browsers.append(await self._launch())
+            for _ in range(self.pages_per_browser):
+                self._slots.put_nowait(await self._open_slot(index))
+
+    async def _launch(self) -> _Browser:
         browser = await self._playwright.chromium.launch(
-            executable_path=find_chromium(),
+            executable_path=self._executable,
             args=[
                 "--disable-gpu",
                 "--disable-quic",
@@ -143,33 +199,69 @@ class ChromiumPool:
                 "--disable-partial-raster",
             ],
         )
-        self._browsers.append(browser)
+        handle = _Browser(browser)
+        browser.on("disconnected", lambda _browser: handle.gone.set())
         self.version = browser.version
-        return browser
+        return handle
 
-    async def _launch_with_slots(self) -> None:
-        browser = await self._launch()
-        for _ in range(self.pages_per_browser):
-            await self._open_slot(browser)
-
-    async def _open_slot(self, browser: Browser) -> _Slot:
-        context = await browser.new_context(
+    async def _open_slot(self, index: int, slot: _Slot | None = None) -> _Slot:
+        """Open a page in browser `index`: a new slot, or a new page for `slot` in place."""
+        handle = self._browsers[index]
+        context = await handle.browser.new_context(
             viewport={"width": 768, "height": 1024}, device_scale_factor=1, java_script_enabled=True
         )
         page = await context.new_page()
         cdp = await context.new_cdp_session(page)
-        slot = _Slot(context=context, page=page, cdp=cdp)
+        if slot is None:
+            slot = _Slot(index=index, browser=handle, context=context, page=page, cdp=cdp)
+        else:
+            slot.browser, slot.context, slot.page, slot.cdp = handle, context, page, cdp
+            slot.crashed, slot.metrics = asyncio.Event(), None
+        crashed = slot.crashed  # this page's own event, not a later page's
 
-        async def handle(route: Route) -> None:
+        def died(_page: Page) -> None:
+            crashed.set()
+
+        page.on("crash", died)
+        page.on("close", died)
+
+        async def handle_route(route: Route) -> None:
             await self._serve(slot, route)
 
-        await context.route("**/*", handle)
+        await context.route("**/*", handle_route)
         await page.goto(ORIGIN + SHELL_PATH, wait_until="load")
         await cdp.send("DOM.enable")
         await cdp.send("CSS.enable")
         await self._warm_up(slot)
-        self._slots.put_nowait(slot)
         return slot
+
+    async def _rebuild(self, slot: _Slot) -> None:
+        """Give a dead slot a new page, relaunching its browser first when that died too.
+
+        The browser's disconnect can arrive after its pages' crash, so a browser
+        that cannot open a page is taken for dead and relaunched as well.
+        """
+        if slot.browser.gone.is_set():
+            await self._relaunch(slot.index, slot.browser)
+        else:
+            with contextlib.suppress(PlaywrightError, TimeoutError):
+                await asyncio.wait_for(slot.context.close(), 5)
+        try:
+            await asyncio.wait_for(self._open_slot(slot.index, slot), RENDER_TIMEOUT_S)
+        except PlaywrightError:
+            await self._relaunch(slot.index, self._browsers[slot.index])
+            await asyncio.wait_for(self._open_slot(slot.index, slot), RENDER_TIMEOUT_S)
+        self.relaunches += 1
+
+    async def _relaunch(self, index: int, dead: _Browser) -> None:
+        """Replace browser `index` when it is still the dead one (another slot may have already)."""
+        async with self._relaunching[index]:
+            if self._browsers[index] is not dead:
+                return
+            dead.gone.set()
+            with contextlib.suppress(PlaywrightError, TimeoutError):
+                await asyncio.wait_for(dead.browser.close(), 5)  # what is left of it
+            self._browsers[index] = await self._launch()
 
     async def _warm_up(self, slot: _Slot) -> None:
         """Paint every scene texture once, so a page's first job looks like its later ones.
@@ -200,30 +292,84 @@ class ChromiumPool:
         await route.fulfill(status=200, body=body, content_type=mime)
 
     async def close(self) -> None:
-        """Close every browser and stop Playwright."""
+        """Close every browser (those still running) and stop Playwright."""
         if self._opening is not None:
             # Slots still opening are let finish (or fail) before their browser closes.
             await asyncio.gather(self._opening, return_exceptions=True)
             self._opening = None
-        for browser in self._browsers:
-            await browser.close()
+        for handle in self._browsers:
+            with contextlib.suppress(PlaywrightError):
+                await handle.browser.close()
         self._browsers.clear()
         if self._playwright is not None:
             await self._playwright.stop()
             self._playwright = None
 
     async def render(self, document: PageDocument) -> RenderOutput:
-        """Render one page document and return its PNG and layout; raise RenderFailure."""
+        """Render one page document and return its PNG and layout; raise RenderFailure.
+
+        A page that dies under the job is replaced and the job tried again,
+        `RENDER_TRIES` times in all; then it fails as `renderer_crashed`.
+        """
+        if document.math_blocked:
+            raise _blocked(*document.math_blocked[0])
         slot = await self._slots.get()
+        lost: list[str] = []
         try:
-            return await asyncio.wait_for(self._render(slot, document), RENDER_TIMEOUT_S)
-        except TimeoutError:
-            message = f"rendering took longer than {RENDER_TIMEOUT_S:.0f} s"
-            raise RenderFailure("timeout", message) from None
+            while len(lost) < RENDER_TRIES:
+                if slot.dead:
+                    try:
+                        await self._rebuild(slot)
+                    except Exception as error:  # the relaunch failed: count it as a try
+                        lost.append(f"the page could not be replaced ({_first_line(error)})")
+                        slot.crashed.set()
+                        continue
+                try:
+                    return await self._guarded(slot, document)
+                except _SlotLost as error:
+                    lost.append(str(error))
+                    slot.crashed.set()  # rebuilt before its next use
+            raise RenderFailure(
+                "renderer_crashed",
+                f"the browser page died {len(lost)} times while rendering ({'; '.join(lost)})",
+            )
         finally:
             slot.assets = {}
             slot.refused = []
             self._slots.put_nowait(slot)
+
+    async def _guarded(self, slot: _Slot, document: PageDocument) -> RenderOutput:
+        """Render on `slot`, giving up as soon as its page or browser dies, or on the timeout."""
+        work = asyncio.ensure_future(self._render(slot, document))
+        deaths = [
+            asyncio.ensure_future(slot.crashed.wait()),
+            asyncio.ensure_future(slot.browser.gone.wait()),
+        ]
+        try:
+            done, _ = await asyncio.wait(
+                [work, *deaths], timeout=RENDER_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            for waiter in deaths:
+                waiter.cancel()
+        if work in done:
+            try:
+                return work.result()
+            except PlaywrightError as error:
+                if slot.dead or _crashed(error):
+                    raise _SlotLost(_first_line(error)) from None
+                raise RenderFailure(
+                    "page_error", f"the page failed: {_first_line(error)}"
+                ) from None
+        work.cancel()
+        with contextlib.suppress(BaseException):
+            await work
+        if slot.browser.gone.is_set():
+            raise _SlotLost("the browser process went away")
+        if slot.crashed.is_set():
+            raise _SlotLost("the page's renderer process crashed")
+        slot.crashed.set()  # a page stuck this long is not reused
+        raise RenderFailure("timeout", f"rendering took longer than {RENDER_TIMEOUT_S:.0f} s")
 
     async def _render(self, slot: _Slot, document: PageDocument) -> RenderOutput:
         slot.assets = dict(document.assets)
@@ -253,9 +399,16 @@ class ChromiumPool:
             raise RenderFailure(
                 "figure_not_shown", f"figure did not load: {result['broken_images']}"
             )
+        if result["math_blocked"]:  # KaTeX's trust hook: a command the deny list missed
+            raise _blocked(
+                result["math_blocked"][0]["region"], result["math_blocked"][0]["command"]
+            )
         if result["math_errors"]:
+            first = result["math_errors"][0]
             raise RenderFailure(
-                "latex_error", f"LaTeX error: {result['math_errors'][0]}", "question"
+                "latex_error",
+                f"LaTeX error in {_where(first['region'])}: {first['message']}",
+                region_field(first["region"]),
             )
         if not result["fits"]:
             raise RenderFailure(
@@ -365,3 +518,36 @@ def _region(raw: dict[str, Any], fonts: dict[str, int]) -> Region:
         background=raw["background"],
         overflow=bool(raw["overflow"]),
     )
+
+
+def region_field(region: str) -> str:
+    """Return the manifest field of a page region: `question` for its paragraphs, else itself.
+
+    Options keep their letter (`option:B`), so an error in an option is
+    reported under that option, not under the question.
+    """
+    return "question" if region.split(":", 1)[0] == "question" else region
+
+
+def _blocked(region: str, command: str) -> RenderFailure:
+    """Return the failure of an item whose LaTeX uses a command that is not allowed."""
+    return RenderFailure(
+        "math_blocked",
+        f"{command} is not allowed in LaTeX (in {_where(region)})",
+        region_field(region),
+    )
+
+
+def _where(region: str) -> str:
+    field_name = region_field(region)
+    return (
+        f"option {field_name.split(':', 1)[1]}" if field_name.startswith("option:") else field_name
+    )
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+
+
+def _crashed(error: PlaywrightError) -> bool:
+    return "crash" in str(error).lower() or "closed" in str(error).lower()

@@ -20,24 +20,34 @@
     });
   }
 
+  // Typesets every formula. Errors and commands that asked to be trusted (links,
+  // images, classes, styles) are reported with the region they are in, so the
+  // job fails naming the question or the option at fault.
   function typesetMath() {
     const errors = [];
+    const refused = [];
     for (const el of document.querySelectorAll(".math")) {
       const latex = el.getAttribute("data-latex");
+      const holder = el.closest("[data-region]");
+      const region = holder ? holder.getAttribute("data-region") : "question";
       try {
         window.katex.render(latex, el, {
           displayMode: el.classList.contains("display"),
           throwOnError: true,
-          trust: false,
+          trust: (context) => {
+            refused.push({ region: region, command: context.command });
+            return false;
+          },
           strict: "ignore",
         });
       } catch (error) {
         el.classList.add("math-error");
         el.textContent = latex;
-        errors.push(latex + ": " + String(error && error.message ? error.message : error));
+        const message = String(error && error.message ? error.message : error);
+        errors.push({ region: region, message: latex + ": " + message });
       }
     }
-    return errors;
+    return { errors: errors, refused: refused };
   }
 
   function overflowing(box) {
@@ -177,7 +187,7 @@
   };
 
   window.itemshotLayout = async function (minScale, deviceScale) {
-    const mathErrors = window.katex ? typesetMath() : [];
+    const math = window.katex ? typesetMath() : { errors: [], refused: [] };
     const images = Array.from(document.images);
     await Promise.all(images.map((img) => img.decode().catch(() => null)));
     const broken = images.filter((img) => img.naturalWidth === 0).map((img) => img.getAttribute("src"));
@@ -197,7 +207,8 @@
     return {
       scale: fitted.scale,
       fits: fitted.fits,
-      math_errors: mathErrors,
+      math_errors: math.errors,
+      math_blocked: math.refused,
       broken_images: broken,
       blocked: blocked.slice(),
       regions: regions,

@@ -32,7 +32,8 @@ from itemshot.renderer.backends.nanobanana.client import (
     Outcome,
     config,
     content,
-    parse_response,
+    read_reply,
+    scrubbed,
 )
 from itemshot.renderer.backends.nanobanana.prompt import GenRequest
 from itemshot.renderer.backends.nanobanana.settings import BatchSettings
@@ -107,6 +108,7 @@ class BatchClient:
         for answered in await asyncio.gather(*(self._run(group) for group in groups)):
             outcomes.update(answered)
         for key, request in todo.items():
+            outcomes[key] = scrubbed(outcomes[key], self.client.redact)
             self.client.remember(request, outcomes[key])
         return [outcomes[request.key()] for request in requests]
 
@@ -158,7 +160,7 @@ class BatchClient:
             message = f"batch {name} ended {state}" + (f": {detail}" if detail else "")
             self._record(name, state, group, 0, polls, requests_made, started, message)
             return _all_failed(group, name, message, None)
-        outcomes = _map_responses(group, responses, name)
+        outcomes = _map_responses(group, responses, name, self.client)
         self._record(name, state, group, len(responses), polls, requests_made, started, None)
         return outcomes
 
@@ -174,30 +176,40 @@ class BatchClient:
         error: str | None,
     ) -> None:
         seconds = round(time.monotonic() - started, 3)
+        error = self.client.redact.text(error) if error else error
         self.records.append(
             BatchRecord(name, state, len(group), responses, polls, http_requests, seconds, error)
         )
 
 
 def _map_responses(
-    group: list[GenRequest], responses: list[types.InlinedResponse], name: str
+    group: list[GenRequest],
+    responses: list[types.InlinedResponse],
+    name: str,
+    client: ImageClient,
 ) -> dict[str, Outcome]:
-    """Return the outcomes by request key: by each response's metadata key, else by position."""
+    """Return the outcomes by request key: by each response's metadata key, else by position.
+
+    Each answer is checked like an online one (`read_reply`); an answer of
+    the wrong shape is an `invalid` outcome of its own request only.
+    """
     keys = [r.key() for r in group]
     outcomes: dict[str, Outcome] = {}
     for position, answer in enumerate(responses):
-        key = (answer.metadata or {}).get("key")
+        metadata = answer.metadata if isinstance(answer.metadata, dict) else {}
+        key = metadata.get("key")
         if key is None and position < len(keys):
             key = keys[position]
         if key not in keys:
             continue
         if answer.error is not None:
-            code = answer.error.code
-            message = f"{code} in batch: {answer.error.message or 'error'}"
+            code = answer.error.code if isinstance(answer.error.code, int) else None
+            detail = client.redact.text(str(answer.error.message or "error"))
+            message = f"{code} in batch: {detail}"
             outcomes[key] = Outcome("error", error=message, error_code=code, batch=name)
         elif answer.response is not None:
-            parsed = parse_response(answer.response)
-            outcomes[key] = Outcome(**{**vars(parsed), "batch": name})
+            checked = read_reply(answer.response, client.redact)
+            outcomes[key] = Outcome(**{**vars(checked), "batch": name})
     missing = [r for r in group if r.key() not in outcomes]
     outcomes.update(_all_failed(missing, name, f"batch {name} returned no answer", None))
     return outcomes

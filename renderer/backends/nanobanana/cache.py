@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from itemshot.renderer.imaging import IMAGE_LIMITS, read_limited
 from itemshot.renderer.output import atomic_write, atomic_write_json
 
 _EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp"}
@@ -26,17 +27,25 @@ class ResponseCache:
         return self.root / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> tuple[dict[str, Any], bytes | None] | None:
-        """Return the cached (record, image bytes) of a request key, or None."""
+        """Return the cached (record, image bytes) of a request key, or None.
+
+        Raises ImageRejected when the stored image is larger than any image
+        accepted (its pixels are checked by the caller, through the decoder).
+        """
         path = self._record(key)
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError):
             return None
+        if not isinstance(record, dict):
+            return None
         image_name = record.get("image_file")
         if not image_name:
             return record, None
+        image = path.parent / Path(str(image_name)).name  # never a path out of the cache
         try:
-            return record, (path.parent / image_name).read_bytes()
+            # Size-checked before reading: raises ImageRejected for an oversized file.
+            return record, read_limited(image, IMAGE_LIMITS, "the cached image")
         except OSError:
             return None
 

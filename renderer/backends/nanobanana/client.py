@@ -9,10 +9,16 @@
   and are never retried here (the vibe loop decides what to do);
 - answers are cached on disk by the full request key, so a re-run makes no request;
 - `call` runs any API call within those limits and retries (batch mode uses it
-  for batch creation and polling).
+  for batch creation and polling);
+- every request has a real deadline (`timeout`, from connect to the last byte)
+  and a size limit, and every answer is checked before it is used: a reply
+  the SDK cannot parse, one of the wrong shape, or an image the bounded
+  decoder refuses (a pixel bomb) becomes an `invalid` outcome of that one
+  attempt — the item is asked again or falls back, the run goes on.
 
 The API key is read from the environment only, handed to the SDK, and never
-recorded: outcomes, cache records and logs hold no key.
+recorded: whatever a server sends back is scrubbed of it before it is kept
+(outcomes, cache records, sidecars).
 """
 
 from __future__ import annotations
@@ -32,11 +38,16 @@ from google.genai import errors, types
 
 from itemshot.renderer.backends.nanobanana.cache import ResponseCache
 from itemshot.renderer.backends.nanobanana.prompt import GenRequest
-from itemshot.renderer.backends.nanobanana.settings import (
-    ClientSettings,
-)
+from itemshot.renderer.backends.nanobanana.settings import ClientSettings
+from itemshot.renderer.http_limits import limited_client
+from itemshot.renderer.imaging import IMAGE_LIMITS, ImageRejected, check_image
+from itemshot.renderer.redact import Redactor
 
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+# The largest answer read: a batch's inlined answers carry many base64 images.
+MAX_REPLY_BYTES = 256 * 1024 * 1024
+# What the SDK raises for a body that is not JSON or not of the documented shape.
+MALFORMED_REPLY = (ValueError, TypeError)
 
 
 def _transport_errors() -> tuple[type[BaseException], ...]:
@@ -52,7 +63,7 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
 
 
 TRANSPORT_ERRORS = _transport_errors()
-IMAGE_KINDS = ("image", "refusal", "no_image", "error")
+IMAGE_KINDS = ("image", "refusal", "no_image", "invalid", "error")
 T = TypeVar("T")
 
 
@@ -75,6 +86,7 @@ class Outcome:
     draft_images: int = 0
     error_code: int | None = None  # the HTTP or per-request status of an error (None: none given)
     batch: str | None = None  # the batch that answered it (batch mode)
+    refused_images: int = 0  # images the answer held that the bounded decoder refused
 
     @property
     def reason(self) -> str | None:
@@ -83,6 +95,8 @@ class Outcome:
             return None
         if self.kind == "error":
             return "ERROR"
+        if self.kind == "invalid":
+            return "INVALID_REPLY"
         if self.block_reason:
             return self.block_reason
         if self.finish_reason and self.finish_reason not in ("STOP", "MAX_TOKENS"):
@@ -168,6 +182,49 @@ def parse_response(response: types.GenerateContentResponse) -> Outcome:
     )
 
 
+def read_reply(response: types.GenerateContentResponse, redact: Redactor) -> Outcome:
+    """Return the checked outcome of an answer: every field it holds, scrubbed of secrets.
+
+    An answer whose fields are of the wrong type, whose first candidate is
+    empty (a `candidates` that was not a list of objects reads as such), or
+    whose image the bounded decoder refuses is an `invalid` outcome.
+    """
+    try:
+        outcome = parse_response(response)
+        candidates = response.candidates or []
+        if candidates and not _has_substance(candidates[0]):
+            outcome = Outcome(
+                "invalid",
+                error="malformed reply: the first candidate has neither content nor finishReason",
+                usage=outcome.usage,
+            )
+    except (*MALFORMED_REPLY, AttributeError) as error:
+        outcome = Outcome("invalid", error=f"malformed reply ({type(error).__name__}: {error})")
+    return scrubbed(checked_image(outcome, "the model's image"), redact)
+
+
+def checked_image(outcome: Outcome, label: str) -> Outcome:
+    """Return the outcome, made `invalid` when the bounded decoder refuses its image."""
+    if outcome.kind != "image" or outcome.image is None:
+        return outcome
+    try:
+        check_image(outcome.image, IMAGE_LIMITS, label)
+    except ImageRejected as rejected:
+        refused = {"kind": "invalid", "image": None, "refused_images": 1}
+        return Outcome(**{**vars(outcome), **refused, "error": f"image refused: {rejected}"})
+    return outcome
+
+
+def scrubbed(outcome: Outcome, redact: Redactor) -> Outcome:
+    """Return the outcome with every text it holds scrubbed of secrets."""
+    texts = ("text", "error", "finish_reason", "block_reason", "model_version", "response_id")
+    return Outcome(**{**vars(outcome), **{k: redact.value(getattr(outcome, k)) for k in texts}})
+
+
+def _has_substance(candidate: types.Candidate) -> bool:
+    return candidate.content is not None or candidate.finish_reason is not None
+
+
 def _name(value: object) -> str:
     return str(getattr(value, "value", value))
 
@@ -219,13 +276,21 @@ class ImageClient:
         self, settings: ClientSettings, api_key: str, cache: ResponseCache | None = None
     ) -> None:
         base, version = settings.endpoint()
+        # A deadline for the whole request (httpx's own timeouts are per read).
+        self._http = limited_client(settings.timeout, MAX_REPLY_BYTES)
         options = types.HttpOptions(
-            base_url=base, api_version=version, timeout=int(settings.timeout * 1000)
+            base_url=base,
+            api_version=version,
+            timeout=int(settings.timeout * 1000),
+            httpx_async_client=self._http,
         )
         self._client = genai.Client(api_key=api_key, http_options=options)
+        self.redact = Redactor.of(api_key)
         self.settings = settings
         self.cache = cache
-        self.endpoint = {"base_url": base or "(SDK default)", "api_version": version}
+        self.endpoint = self.redact.value(
+            {"base_url": base or "(SDK default)", "api_version": version}
+        )
         self._slots = asyncio.Semaphore(max(1, settings.concurrency))
         self._rate = RateLimiter(settings.requests_per_minute)
         self._random = random.Random(settings.jitter_seed)
@@ -237,15 +302,27 @@ class ImageClient:
         """Return the SDK client (batch mode calls its `aio.batches`)."""
         return self._client
 
+    async def aclose(self) -> None:
+        """Close the HTTP connections."""
+        await self._http.aclose()
+
     def cached(self, request: GenRequest) -> Outcome | None:
-        """Return the cached outcome of a request, or None when it was not answered before."""
+        """Return the cached outcome of a request, or None when it was not answered before.
+
+        A cached image goes through the bounded decoder again: a cache written
+        by an older version may hold an image that is no longer accepted.
+        """
         if self.cache is None:
             return None
-        hit = self.cache.get(request.key())
+        try:
+            hit = self.cache.get(request.key())
+        except ImageRejected as rejected:  # a file too large to read at all
+            message = f"image refused: {rejected}"
+            return Outcome("invalid", error=message, cached=True, refused_images=1)
         if hit is None:
             return None
         record, image = hit
-        return _from_record(record, image)
+        return checked_image(_from_record(self.redact.value(record), image), "the cached image")
 
     def remember(self, request: GenRequest, outcome: Outcome) -> None:
         """Cache an answer (errors are never cached: asking again may succeed)."""
@@ -268,7 +345,7 @@ class ImageClient:
                 "error", error=message, http_statuses=tuple(statuses), error_code=code
             )
         else:
-            outcome = _with_statuses(parse_response(response), statuses)
+            outcome = _with_statuses(read_reply(response, self.redact), statuses)
         self.remember(request, outcome)
         return outcome
 
@@ -299,12 +376,17 @@ class ImageClient:
                     self.statuses[0] += 1
                     hint, message = None, f"{type(error).__name__}: {error}"[:300]
                     retry = True
+                except MALFORMED_REPLY as error:  # a body that is not JSON of the API's shape
+                    statuses.append(200)
+                    self.statuses[200] += 1
+                    hint, retry = None, True
+                    message = f"malformed reply ({type(error).__name__}: {error})"[:300]
                 else:
                     statuses.append(200)
                     self.statuses[200] += 1
                     return result, statuses, None
             if not retry or attempt >= self.settings.max_retries:
-                return None, statuses, message
+                return None, statuses, self.redact.text(message)
             await asyncio.sleep(self._backoff(attempt, hint))
             attempt += 1
 
@@ -353,4 +435,5 @@ def _from_record(record: dict[str, Any], image: bytes | None) -> Outcome:
         cached=True,
         draft_images=int(record.get("draft_images", 0)),
         batch=record.get("batch"),
+        refused_images=int(record.get("refused_images", 0)),
     )

@@ -148,9 +148,11 @@ class Ledger:
         entry.prompt_tokens += prompt
         entry.output_tokens += int(outcome.usage.get("candidates_token_count", 0))
         entry.cost += self.prices.input_price(prompt, self.batch)
-        if outcome.kind == "image":
-            entry.images[size] += 1
-            entry.cost += self.prices.image_price(size, self.batch)
+        # An image the decoder refused was still made, and billed.
+        made = (1 if outcome.kind == "image" else 0) + outcome.refused_images
+        if made:
+            entry.images[size] += made
+            entry.cost += self.prices.image_price(size, self.batch) * made
 
     def totals(self) -> dict[str, Any]:
         """Return the totals over all jobs."""

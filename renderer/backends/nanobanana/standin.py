@@ -15,6 +15,8 @@ It listens on 127.0.0.1 only and speaks the real wire shapes (camelCase,
 Every generation request (single or inlined) is recorded and a script says
 what to answer to it; a batch plan says how many polls a batch stays pending
 and how it ends, so tests are driven by the server's state, not by sleeps.
+A reply may also misbehave as hostile servers do: raw bytes instead of JSON,
+or a body dripped one byte at a time.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class Captured:
     body: dict[str, Any]
     batch: str | None = None  # the batch's name for an inlined request
     metadata: dict[str, str] = field(default_factory=dict)  # an inlined request's metadata
+    headers: dict[str, str] = field(default_factory=dict)  # HTTP headers, names in lower case
 
     @property
     def prompt(self) -> str:
@@ -65,12 +68,19 @@ def _b64(text: str) -> bytes:
 
 @dataclass(frozen=True)
 class Reply:
-    """What to answer: HTTP status, JSON body, extra headers, and a simulated latency."""
+    """What to answer: HTTP status, JSON body, extra headers, and a simulated latency.
+
+    `raw` replaces the JSON body with these exact bytes (a broken answer);
+    `drip` sends the body one byte every `drip` seconds (a server that never
+    quite stops answering).
+    """
 
     status: int
     body: dict[str, Any]
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    raw: bytes | None = None
+    drip: float = 0.0
 
 
 def image_reply(
@@ -254,10 +264,13 @@ class StandIn:
         body: dict[str, Any],
         batch: str | None = None,
         metadata: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
     ) -> Captured:
         model = path.rsplit("/", 1)[-1].split(":", 1)[0]
         with self._lock:
-            entry = Captured(len(self.captured), path, model, body, batch, dict(metadata or {}))
+            entry = Captured(
+                len(self.captured), path, model, body, batch, dict(metadata or {}), headers or {}
+            )
             self.captured.append(entry)
         return entry
 
@@ -338,7 +351,8 @@ class StandIn:
                     return self._send(error_reply(400, "body is not JSON"))
                 if path.endswith(":batchGenerateContent"):
                     return self._send(owner._create_batch(path, body))
-                captured = owner._record(path, body)
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                captured = owner._record(path, body, headers=headers)
                 try:
                     reply = owner.script(captured)
                 except Exception as error:  # a broken script answers like a failing service
@@ -352,13 +366,19 @@ class StandIn:
                     self.close_connection = True  # the client gave up on this request
 
             def _send(self, reply: Reply) -> None:
-                data = json.dumps(reply.body).encode()
+                data = reply.raw if reply.raw is not None else json.dumps(reply.body).encode()
                 self.send_response(reply.status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 for name, value in reply.headers.items():
                     self.send_header(name, value)
                 self.end_headers()
-                self.wfile.write(data)
+                if reply.drip <= 0:
+                    self.wfile.write(data)
+                    return
+                for offset in range(len(data)):
+                    self.wfile.write(data[offset : offset + 1])
+                    self.wfile.flush()
+                    time.sleep(reply.drip)  # the simulated service's pace
 
         return Handler

@@ -1,0 +1,137 @@
+"""The one bounded image decoder: every image that enters itemshot is read through it.
+
+Dataset figures, generated images, cached answers and audited images are all
+untrusted bytes. A 48 KB PNG can declare 20000×20000 pixels (1.6 GB once
+decoded) and a figure can have a valid header over a broken data stream. So
+an image is accepted only when its size in bytes and its declared pixel size
+are within limits — both checked before any pixel is decoded — and when it
+then decodes completely. Callers get a fully loaded image or `ImageRejected`
+naming what is wrong; nothing half-decoded is ever used.
+
+Pillow's own bomb guard (`Image.MAX_IMAGE_PIXELS`) is left as it is: these
+limits are stricter and their message names the size.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+from PIL import Image
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ImageLimits:
+    """The largest image accepted: bytes on the wire, pixels in all, pixels a side."""
+
+    max_bytes: int = 40 * MIB
+    max_pixels: int = 40_000_000
+    max_side: int = 10_000
+
+    def describe(self) -> str:
+        """Return the pixel limits as a phrase for messages."""
+        return f"{self.max_side} px a side and {self.max_pixels:,} px in all"
+
+
+# One set of limits for every image: a 4K page (4096×4096) is well inside it,
+# and the largest image decodes to at most 160 MB (RGBA).
+IMAGE_LIMITS = ImageLimits()
+
+
+class ImageRejected(ValueError):
+    """An image that may not be used; `reason` is `too_large` or `unreadable`."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    """What the header of an accepted image says: its format and pixel size."""
+
+    format: str
+    width: int
+    height: int
+
+
+def read_limited(path: Path, limits: ImageLimits = IMAGE_LIMITS, label: str = "") -> bytes:
+    """Return the bytes of an image file, refusing one larger than `limits.max_bytes`.
+
+    The size is checked before reading, and no more than the limit is ever read
+    (a file that grows meanwhile is refused too).
+    """
+    name = label or str(path)
+    size = path.stat().st_size
+    if size > limits.max_bytes:
+        raise ImageRejected(f"{name!r} is larger than {limits.max_bytes:,} bytes", "too_large")
+    with path.open("rb") as handle:
+        data = handle.read(limits.max_bytes + 1)
+    if len(data) > limits.max_bytes:
+        raise ImageRejected(f"{name!r} is larger than {limits.max_bytes:,} bytes", "too_large")
+    return data
+
+
+def check_image(data: bytes, limits: ImageLimits = IMAGE_LIMITS, label: str = "image") -> ImageInfo:
+    """Return the header facts of an image that passes the limits and decodes completely."""
+    image, info = _decode(data, limits, label)
+    image.close()
+    return info
+
+
+def decode_image(
+    data: bytes, limits: ImageLimits = IMAGE_LIMITS, label: str = "image"
+) -> Image.Image:
+    """Return the image fully decoded (pixels loaded); raise `ImageRejected` otherwise."""
+    return _decode(data, limits, label)[0]
+
+
+def _decode(data: bytes, limits: ImageLimits, label: str) -> tuple[Image.Image, ImageInfo]:
+    if len(data) > limits.max_bytes:
+        raise ImageRejected(f"{label!r} is larger than {limits.max_bytes:,} bytes", "too_large")
+    try:
+        with Image.open(io.BytesIO(data)) as probe:
+            info = ImageInfo(probe.format or "", probe.width, probe.height)
+            _check_size(label, info, limits)
+            probe.verify()  # chunk checksums and structure, without decoding
+        image = Image.open(io.BytesIO(data))
+        image.load()  # every pixel now, so a broken data stream fails here, not later
+    except ImageRejected:
+        raise
+    except Image.DecompressionBombError:
+        size = _declared_size(data)
+        if size is not None:
+            _check_size(label, ImageInfo("", *size), limits)  # raises, naming the size
+        raise ImageRejected(f"{label!r} declares too many pixels", "too_large") from None
+    except Exception as error:  # Pillow raises many types for corrupt data
+        raise ImageRejected(f"{label!r} is not a readable image ({error})", "unreadable") from None
+    return image, info
+
+
+def _check_size(label: str, info: ImageInfo, limits: ImageLimits) -> None:
+    width, height = info.width, info.height
+    if width < 1 or height < 1:
+        raise ImageRejected(f"{label!r} has no pixels", "unreadable")
+    if max(width, height) > limits.max_side or width * height > limits.max_pixels:
+        raise ImageRejected(
+            f"{label!r} is {width}×{height} px; the limit is {limits.describe()}", "too_large"
+        )
+
+
+def _declared_size(data: bytes) -> tuple[int, int] | None:
+    """Return the size an image's header declares, past Pillow's bomb guard (header only)."""
+    Image.init()
+    prefix = data[:16]
+    for kind in Image.ID:
+        factory, accept = Image.OPEN[kind]
+        if accept is not None and not accept(prefix):
+            continue
+        try:
+            with factory(io.BytesIO(data), "") as header:
+                return header.size
+        except Exception:
+            continue
+    return None
