@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -12,10 +12,12 @@ import pytesseract
 from itemshot.renderer.items import Item
 from itemshot.renderer.records import Layout, Region
 from itemshot.verify import expected as source
+from itemshot.verify import second_reader
 from itemshot.verify.crops import (
     clean_text_crop,
     gray,
     is_axis_aligned,
+    normalise_text,
     otsu,
     paint_quads,
     rectify,
@@ -63,8 +65,8 @@ def _text_crops(
     for region in layout.regions:
         if region.kind not in ("question", "option"):
             continue
-        clean = clean_text_crop(gray(rectify(painted, region.quad, 0)))
         font = max(1.0, final_font_px(region, layout, render))
+        clean = clean_text_crop(normalise_text(gray(rectify(painted, region.quad, 0)), font))
         scale = min(3.0, max(1.0, TARGET_FONT_PX / font))
         crops.append(TextCrop(region, scaled(clean, scale), clean, font))
     return crops
@@ -91,15 +93,46 @@ def _reread(
         return entry
     for attempt in range(len(RETRIES)):
         observed = "\n".join(_retry(c, lang, attempt) for c in crops)
-        if field.letter:
-            retried = score_option(field, observed, thresholds)
-        else:
-            retried = score_stem(field, observed, thresholds)
+        retried = _score(field, observed, thresholds)
         if _better(retried, result):
             result = retried
         if not result.reasons:
             break
     return field, crops, result
+
+
+def _score(field: Field, observed: str, thresholds: Thresholds) -> FieldResult:
+    if field.letter:
+        return score_option(field, observed, thresholds)
+    return score_stem(field, observed, thresholds)
+
+
+def _second_opinion(
+    entry: tuple[Field, list[TextCrop], FieldResult], thresholds: Thresholds
+) -> tuple[Field, list[TextCrop], FieldResult]:
+    """Read a rejected field with the second engine; a check fails only if both readings fail it.
+
+    Each check asks whether something is shown (the text, a number, the
+    label); either engine reading it is evidence that it is. The reasons kept
+    are those of the better reading for the checks both readings failed.
+    """
+    field, crops, first = entry
+    if not crops:
+        return entry
+    observed = "\n".join(second_reader.read(c.raw, c.font_px) for c in crops)
+    second = _score(field, observed, thresholds)
+    both = {r.code for r in first.reasons} & {r.code for r in second.reasons}
+    best = second if _better(second, first) else first
+    engine = second_reader.ENGINE if best is second else "tesseract"
+    measures = {
+        **best.region.measures,
+        "engine": engine,
+        "second_engine": second_reader.ENGINE,
+        "readings": {"tesseract": first.region.observed, second_reader.ENGINE: observed},
+    }
+    region = replace(best.region, measures=measures)
+    kept = tuple(r for r in best.reasons if r.code in both)
+    return field, crops, FieldResult(best.score, kept, region)
 
 
 def _better(new: FieldResult, old: FieldResult) -> bool:
@@ -148,7 +181,10 @@ def verify_image(
         crop, text = by_name[field.name]
         fields.append((field, [crop], score_option(field, text, thresholds)))
 
-    # Re-read near misses, but only when that could still make the image pass.
+    # A field tesseract rejects is read by the second engine; near misses it does not
+    # settle are re-read by tesseract at other scales. Only while the image could pass.
+    if not reasons:
+        fields = [_second_opinion(f, thresholds) if f[2].reasons else f for f in fields]
     failing = [f for f in fields if f[2].reasons]
     if not reasons and 0 < len(failing) <= MAX_RETRIED_FIELDS:
         fields = [_reread(f, lang, thresholds) if f[2].reasons else f for f in fields]
