@@ -93,18 +93,50 @@ def _verify_task(task: _Task) -> Verdict:
     try:
         record = json.loads(task.sidecar.read_text(encoding="utf-8"))
         layout = Layout.from_dict(record["layout"])
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        reason = Reason("image_mismatch", "", f"layout record: {type(error).__name__}: {error}")
+        return verdict(task.name, task.item.id, "regions", "", [_short(reason)], [])
+    try:
         image = load_rgb(task.image)
-    except (OSError, ValueError, KeyError) as error:
-        reason = Reason("unreadable_image", "", f"{type(error).__name__}: {error}"[:200])
-        return verdict(task.name, task.item.id, "regions", "", [reason], [])
-    return verify_image(
-        image,
-        task.item,
-        layout,
-        thresholds=task.thresholds,
-        render=record.get("render"),
-        image_name=task.name,
-    )
+    except (OSError, ValueError) as error:
+        reason = Reason("unreadable_image", "", f"{type(error).__name__}: {error}")
+        return verdict(task.name, task.item.id, "regions", "", [_short(reason)], [])
+    try:
+        return verify_image(
+            image,
+            task.item,
+            layout,
+            thresholds=task.thresholds,
+            render=record.get("render"),
+            image_name=task.name,
+        )
+    except Exception as error:  # one image's failure is its verdict, never the run's end
+        reason = Reason("verify_error", "", f"{type(error).__name__}: {error}")
+        return verdict(task.name, task.item.id, "regions", "", [_short(reason)], [])
+
+
+def _short(reason: Reason) -> Reason:
+    return Reason(reason.code, reason.region, reason.detail[:200])
+
+
+VERDICT_FIELDS = ("verdict", "verify")
+
+
+def invalidate_verdicts(out: Path, rows: list[dict[str, Any]]) -> None:
+    """Remove every earlier verdict from the manifest (and the old reports) before a new run.
+
+    Written before any image is verified, so that an interrupted or failed
+    verification leaves rows without a verdict, never an earlier `pass` for
+    pixels that may since have changed.
+    """
+    stale = [row for row in rows if any(key in row for key in VERDICT_FIELDS)]
+    for row in stale:
+        for key in VERDICT_FIELDS:
+            row.pop(key, None)
+    if stale:
+        write_jsonl(out / MANIFEST, rows)
+    for report in ("audit.json", "audit.html"):
+        (out / report).unlink(missing_ok=True)
 
 
 def verify_output_set(
@@ -127,6 +159,7 @@ def verify_output_set(
     thresholds = thresholds or DEFAULT_THRESHOLDS
     started = time.perf_counter()
     rows = read_jsonl(out / MANIFEST)
+    invalidate_verdicts(out, rows)
     by_id = {item.id: item for item in items or ()}
     tasks: list[_Task] = []
     indices: list[int] = []

@@ -33,12 +33,14 @@ from itemshot.verify.figures import (
     template_score,
 )
 from itemshot.verify.layout_checks import final_font_px, layout_reasons
+from itemshot.verify.legibility import region_legibility
 from itemshot.verify.ocr import join_words, language_for, ocr_stacked, words
-from itemshot.verify.scoring import FieldResult, score_option, score_stem
+from itemshot.verify.scoring import FieldResult, score_caption, score_option, score_stem
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from itemshot.verify.tokens import is_short
 from itemshot.verify.verdicts import Reason, RegionScore, Verdict, verdict
 
+TEXT_KINDS = ("question", "option", "caption")
 TARGET_FONT_PX = 22.0  # tesseract reads best around this size
 # Tried in turn on a region that failed at the normal scale: (scale for 20 px text, binarise).
 RETRIES = ((2.0, False), (1.5, True), (2.5, False), (1.2, True))
@@ -63,7 +65,7 @@ def _text_crops(
     painted = paint_quads(image, figures) if figures else image
     crops: list[TextCrop] = []
     for region in layout.regions:
-        if region.kind not in ("question", "option"):
+        if region.kind not in TEXT_KINDS:
             continue
         font = max(1.0, final_font_px(region, layout, render))
         clean = clean_text_crop(normalise_text(gray(rectify(painted, region.quad, 0)), font))
@@ -102,6 +104,8 @@ def _reread(
 
 
 def _score(field: Field, observed: str, thresholds: Thresholds) -> FieldResult:
+    if field.name.startswith("caption:"):
+        return score_caption(field, observed, thresholds)
     if field.letter:
         return score_option(field, observed, thresholds)
     return score_stem(field, observed, thresholds)
@@ -152,7 +156,12 @@ def verify_image(
 ) -> Verdict:
     """Verify one image against its item using the layout record's regions."""
     lang = language_for(item.language, [item.question, *item.options])
+    mismatch = image_mismatch(image, layout)
+    if mismatch is not None:
+        return verdict(image_name, item.id, "regions", lang, [mismatch], [])
     reasons: list[Reason] = list(layout_reasons(image, item, layout, thresholds, render))
+    legibility_reasons, legibility = region_legibility(image, layout, render, thresholds)
+    reasons.extend(legibility_reasons)
     scores: list[RegionScore] = []
 
     fig_reasons, fig_scores = _figures(image, item, layout, thresholds)
@@ -162,8 +171,6 @@ def verify_image(
     texts = ocr_stacked([c.first for c in crops], lang)
     by_name = {c.region.name: (c, t) for c, t in zip(crops, texts, strict=True)}
     question = [(c, t) for c, t in zip(crops, texts, strict=True) if c.region.kind == "question"]
-    if not question:
-        reasons.append(Reason("text_mismatch", "question", "no question region"))
 
     # First reading: the stem (all question regions together) and each option.
     stem = source.stem(item)
@@ -181,6 +188,11 @@ def verify_image(
         crop, text = by_name[field.name]
         fields.append((field, [crop], score_option(field, text, thresholds)))
 
+    for crop, text in by_name.values():
+        if crop.region.kind == "caption" and crop.region.figure is not None:
+            field = source.caption(item, crop.region.name, crop.region.figure)
+            fields.append((field, [crop], _score(field, text, thresholds)))
+
     # A field tesseract rejects is read by the second engine; near misses it does not
     # settle are re-read by tesseract at other scales. Only while the image could pass.
     if not reasons:
@@ -188,11 +200,39 @@ def verify_image(
     failing = [f for f in fields if f[2].reasons]
     if not reasons and 0 < len(failing) <= MAX_RETRIED_FIELDS:
         fields = [_reread(f, lang, thresholds) if f[2].reasons else f for f in fields]
-    for _field, _crops, result in fields:
+    for _field, field_crops, result in fields:
         reasons.extend(result.reasons)
-        scores.append(result.region)
+        measured = [legibility[c.region.name] for c in field_crops if c.region.name in legibility]
+        if measured:
+            worst = min(measured, key=lambda m: m.resolved_x_height)
+            measures = {"engine": "tesseract", **result.region.measures, **worst.as_dict()}
+            scores.append(replace(result.region, measures=measures))
+        else:
+            scores.append(result.region)
     scores.extend(fig_scores)
     return verdict(image_name, item.id, "regions", lang, reasons, scores)
+
+
+SIZE_TOLERANCE = 1  # px the image may differ from its layout record's size
+
+
+def image_mismatch(image: np.ndarray, layout: Layout) -> Reason | None:
+    """Return why an image cannot be the one its layout record describes, or None.
+
+    A cropped, resized or replaced file no longer has the record's size, and a
+    region of the record must cover at least a pixel of it: checking such an
+    image region by region would read the wrong pixels.
+    """
+    height, width = image.shape[:2]
+    if abs(width - layout.width) > SIZE_TOLERANCE or abs(height - layout.height) > SIZE_TOLERANCE:
+        detail = f"image is {width}x{height}, its layout record says {layout.width}x{layout.height}"
+        return Reason("image_mismatch", "", detail)
+    if not any(r.kind == "question" for r in layout.regions):
+        return Reason("image_mismatch", "question", "the layout record has no question region")
+    for region in layout.regions:
+        if rectify(image, region.quad, 0).size == 0:
+            return Reason("image_mismatch", region.name, "the region is outside the image")
+    return None
 
 
 def _figures(

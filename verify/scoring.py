@@ -80,3 +80,23 @@ def score_option(field: Field, observed: str, thresholds: Thresholds) -> FieldRe
         measures["rule"] = "image-only option: label only"
     region = RegionScore(field.name, "option", score, field.text, observed, measures)
     return FieldResult(score, tuple(reasons), region)
+
+
+def score_caption(field: Field, observed: str, thresholds: Thresholds) -> FieldResult:
+    """Score a figure caption: its words and, exactly, its figure number.
+
+    A caption showing another number than the stem's reference ("Figure 6"
+    under the figure the stem calls Figure 1) misleads a reader even though
+    almost every character matches.
+    """
+    score = ocr_accuracy(field.text, observed)
+    reasons: list[Reason] = []
+    missing = missing_numbers(field.text, observed)
+    if missing:
+        reasons.append(
+            Reason("caption_mismatch", field.name, f"number {', '.join(missing)} not read")
+        )
+    elif score < thresholds.option_accuracy:
+        reasons.append(Reason("caption_mismatch", field.name, f"accuracy {score:.2f}"))
+    region = RegionScore(field.name, "caption", score, field.text, observed, {"rule": "caption"})
+    return FieldResult(score, tuple(reasons), region)
