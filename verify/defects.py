@@ -139,7 +139,8 @@ def digit_changed(
 _UNIT_SWAPS = {
     "cm": "mm", "mm": "cm", "m": "km", "km": "m", "kg": "g", "g": "kg", "mol": "mmol",
     "s": "ms", "ms": "s", "%": "°", "°": "%", "h": "min", "min": "h", "L": "mL", "mL": "L",
-    "kW": "W", "W": "kW", "V": "mV", "J": "kJ", "N": "kN", "Hz": "kHz",
+    "kW": "W", "W": "kW", "V": "mV", "J": "kJ", "N": "kN", "Hz": "kHz", "kPa": "MPa",
+    "K": "°C", "kJ": "MJ", "A": "mA",
 }  # fmt: skip
 _NUMBER_UNIT = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)?)(\s?)(%|°|[A-Za-z]{1,3})(?![A-Za-z])")
 
