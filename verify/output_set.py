@@ -122,14 +122,15 @@ def _short(reason: Reason) -> Reason:
 VERDICT_FIELDS = ("verdict", "verify")
 
 
-def invalidate_verdicts(out: Path, rows: list[dict[str, Any]]) -> None:
-    """Remove every earlier verdict from the manifest (and the old reports) before a new run.
+def invalidate_verdicts(out: Path, rows: list[dict[str, Any]], indices: list[int]) -> None:
+    """Remove the earlier verdicts of the rows about to be verified (and the old reports).
 
     Written before any image is verified, so that an interrupted or failed
-    verification leaves rows without a verdict, never an earlier `pass` for
-    pixels that may since have changed.
+    verification leaves those rows without a verdict, never an earlier `pass`
+    for pixels that may since have changed. Rows this run does not verify
+    (images without a layout record, audited whole) keep theirs.
     """
-    stale = [row for row in rows if any(key in row for key in VERDICT_FIELDS)]
+    stale = [rows[i] for i in indices if any(key in rows[i] for key in VERDICT_FIELDS)]
     for row in stale:
         for key in VERDICT_FIELDS:
             row.pop(key, None)
@@ -159,7 +160,6 @@ def verify_output_set(
     thresholds = thresholds or DEFAULT_THRESHOLDS
     started = time.perf_counter()
     rows = read_jsonl(out / MANIFEST)
-    invalidate_verdicts(out, rows)
     by_id = {item.id: item for item in items or ()}
     tasks: list[_Task] = []
     indices: list[int] = []
@@ -169,6 +169,7 @@ def verify_output_set(
         item = by_id.get(str(row["item_id"])) or item_from_row(row, out)
         tasks.append(_Task(out / row["image"], out / row["layout"], item, row["image"], thresholds))
         indices.append(index)
+    invalidate_verdicts(out, rows, indices)
     verdicts = run_all(_verify_task, tasks, workers, on_progress)
     for index, result in zip(indices, verdicts, strict=True):
         rows[index]["verdict"] = "pass" if result.passed else "fail"
