@@ -31,6 +31,7 @@ every item is rendered in every clean cell (33 items × 10 scenes × 7 styles).
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import tempfile
@@ -166,6 +167,21 @@ def _readable(case: defects.Case) -> bool:
     return True
 
 
+READINGS = "independent-reader.json"  # the reader's verdicts, kept beside the renders
+VERDICTS = "verifier-verdicts.json"  # the last run's verdicts, for --reuse-verdicts
+
+
+def _readings(out: Path, cases: list[defects.Case], workers: int) -> list[bool]:
+    """Return whether the independent reader reads each case (cached in the render folder)."""
+    path = out / READINGS
+    known = json.loads(path.read_text()) if path.is_file() else {}
+    todo = [c for c in cases if c.name not in known]
+    for case, ok in zip(todo, run_all(_readable, todo, workers), strict=True):
+        known[case.name] = ok
+    path.write_text(json.dumps(known, indent=0))
+    return [known[c.name] for c in cases]
+
+
 def _rate(values: Iterable[bool]) -> tuple[int, int]:
     values = list(values)
     return sum(values), len(values)
@@ -225,6 +241,14 @@ def main() -> None:
     parser.add_argument("--per-kind", type=int, default=3, help="defects per kind per capture cell")
     parser.add_argument("--whole-per-kind", type=int, default=2, help="the same, whole-image mode")
     parser.add_argument("--no-reader", action="store_true", help="skip the independent reader")
+    parser.add_argument(
+        "--reuse-verdicts",
+        action="store_true",
+        help="report the last run's verdicts again (with the reader's) instead of verifying",
+    )
+    parser.add_argument(
+        "--reader-only", action="store_true", help="only run the independent reader (cached)"
+    )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--sheet", type=Path, default=Path("verify-disagreements.png"))
     args = parser.parse_args()
@@ -249,18 +273,27 @@ def main() -> None:
         cases = defects.clean_cases(out, {i.id: i for i in items})
         looks = {c.name: _look(c, rows) for c in cases}
 
-        _throughput(cases, args.workers)
+        if args.reader_only:
+            _readings(out, cases, args.workers)
+            return
         started = time.perf_counter()
-        verdicts = run_all(_verify, cases, args.workers)
+        saved = out / VERDICTS
+        if args.reuse_verdicts and saved.is_file():
+            verdicts = [tuple(v) for v in json.loads(saved.read_text())]
+        else:
+            verdicts = run_all(_verify, cases, args.workers)
+            saved.write_text(json.dumps(verdicts))
         seconds = time.perf_counter() - started
         results = [
             Result(c.name, c.item.id, c.item.language, *looks[c.name], passed, reasons, consulted)
             for c, (passed, reasons, consulted) in zip(cases, verdicts, strict=True)
         ]
         _report(results, seconds)
-        _defect_suites(cases, looks, args)
+        if not args.reuse_verdicts:
+            _defect_suites(cases, looks, args)
+            _throughput(cases, args.workers)
         if not args.no_reader:
-            readable = run_all(_readable, cases, args.workers)
+            readable = _readings(out, cases, args.workers)
             _agreement(results, readable)
             _disagreements(out, rows, results, readable, args.sheet)
 

@@ -73,7 +73,7 @@ def _family(face: str) -> str:
 
 def x_height_px(region: Region, layout: Layout, render: Mapping[str, Any] | None) -> float:
     """Return the x-height of a region's main font in final-image pixels."""
-    primary = _primary_font(region)
+    primary = primary_font(region)
     facts = font_facts(primary) if primary else None
     return final_font_px(region, layout, render) * (facts.x_height if facts else DEFAULT_X_HEIGHT)
 
@@ -83,7 +83,8 @@ def text_regions(layout: Layout) -> list[Region]:
     return [r for r in layout.regions if r.kind in ("question", "option") and r.text.strip()]
 
 
-def _primary_font(region: Region) -> str | None:
+def primary_font(region: Region) -> str | None:
+    """Return the family that drew most of a region's glyphs (None when not recorded)."""
     if not region.fonts:
         return None
     return max(region.fonts.items(), key=lambda kv: kv[1])[0]

@@ -94,6 +94,7 @@ def is_short(option: str) -> bool:
 def _ocr_number_fix(text: str) -> str:
     """Close the spaces tesseract puts around separators inside numbers ("4, 500" stays two)."""
     text = normalise(text)
+    text = re.sub(r"(?<=[^\W\d_])(?=\d)", " ", text)  # "Figure1" read without its space
     return re.sub(r"(?<=\d)\s*\.\s*(?=\d)", ".", text)
 
 
