@@ -27,7 +27,8 @@ def quad_bounds(quad: Quad) -> tuple[float, float, float, float]:
 class Region:
     """One laid-out part of the image: the question, an option or a figure.
 
-    `kind` is `question`, `option` or `figure`. `text` is the DOM text as
+    `kind` is `question`, `option`, `figure` or `caption` (a figure's "Figure N"
+    line; `figure` holds N for both). `text` is the DOM text as
     rendered, without math; `math` keeps each formula's LaTeX source. `fonts`
     maps each family actually used for the text to its glyph count. `quad` is
     the region in final-image pixels (after any capture warp); `box` its

@@ -25,6 +25,8 @@ from itemshot.verify.regions import verify_image
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "mmmu-pro-tool"
 SCENES = ("exam_sheet", "whiteboard", "webpage", "tv_quiz")
 PER_KIND = 20
+# Kinds the fixture can supply fewer cases of: only 3 of its items have a number with a unit.
+MIN_CASES = {"unit_changed": 12}
 
 pytestmark = pytest.mark.slow
 
@@ -46,7 +48,7 @@ def _defective(cases: list[defects.Case]) -> list[defects.Case]:
     made = defects.defective_cases(cases, PER_KIND, random.Random(7))
     for kind in defects.KINDS:
         count = sum(c.kind == kind for c in made)
-        assert count >= PER_KIND, f"only {count} images for {kind}"
+        assert count >= MIN_CASES.get(kind, PER_KIND), f"only {count} images for {kind}"
     return made
 
 
@@ -86,7 +88,7 @@ def test_defect_suite_flags_defects_and_passes_clean(
     assert flagged / total >= 0.95
     assert table["clean"]["pass"] / sum(table["clean"].values()) >= 0.95
     for kind in defects.KINDS:
-        assert sum(table[kind].values()) >= PER_KIND
+        assert sum(table[kind].values()) >= MIN_CASES.get(kind, PER_KIND)
         assert table[kind]["fail"] / sum(table[kind].values()) >= 0.9, kind
 
 

@@ -156,3 +156,38 @@ def test_figure_reference_words_are_dropped_before_scoring() -> None:
     )
     assert _without_references("図1のグラフ", (1,)) == "のグラフ"
     assert _without_references("Figure 10 shows 1", (1,)) == "Figure 10 shows 1"
+
+
+def test_lookalike_glyphs_are_measured_per_font() -> None:
+    """Nanum Pen Script draws 1, l and I as one stroke; Noto Sans's 1 has a flag and a foot."""
+    from itemshot.verify.glyphs import groups, lookalikes, read_numbers_as_drawn
+
+    assert any({"1", "l", "I", "|"} <= g for g in groups(lookalikes("Nanum Pen Script")))
+    assert not any("1" in g for g in groups(lookalikes("Noto Sans")))
+    assert read_numbers_as_drawn("Figure |, then", "Figure 1, then", "Nanum Pen Script") == (
+        "Figure 1, then"
+    )
+    # Only into the source's own numbers: a changed digit still differs, the word "I" stays.
+    assert read_numbers_as_drawn("Figure |", "Figure 7", "Nanum Pen Script") == "Figure |"
+    assert read_numbers_as_drawn("I saw 1", "I saw 1", "Nanum Pen Script") == "I saw 1"
+    assert read_numbers_as_drawn("Figure |", "Figure 1", "Noto Sans") == "Figure |"
+
+
+def test_units_are_not_the_next_sentence() -> None:
+    from itemshot.verify.tokens import number_units
+
+    assert number_units("see Figure 1 What is 5 cm or 100 kPa?") == ["5cm", "100kPa"]
+
+
+def test_edge_width_grows_with_blur_and_text_too_small_follows_geometry() -> None:
+    """Crisp text rises over about a pixel; a Gaussian blur widens its edges in proportion."""
+    import cv2
+
+    from itemshot.verify.legibility import edge_width
+
+    crisp = np.full((60, 300), 255, np.uint8)
+    cv2.putText(crisp, "legible 123", (5, 40), cv2.FONT_HERSHEY_SIMPLEX, 1.0, 0, 2, cv2.LINE_AA)
+    blurred = cv2.GaussianBlur(crisp, (0, 0), 3.0)
+    sharp, soft = edge_width(crisp), edge_width(blurred)
+    assert sharp is not None and soft is not None
+    assert sharp < 1.6 and soft > 2.5 * sharp

@@ -20,10 +20,17 @@ def parse_css_colour(value: str) -> tuple[float, float, float] | None:
     return (float(match.group(1)), float(match.group(2)), float(match.group(3)))
 
 
+def _linear(c: np.ndarray) -> np.ndarray:
+    return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+
+
+_LINEAR_BYTES = _linear(np.arange(256, dtype=np.float64) / 255.0)  # 8-bit pixels: a table
+
+
 def luminance(rgb: np.ndarray | tuple[float, float, float]) -> np.ndarray:
     """Return WCAG relative luminance of sRGB colour(s) given in 0-255."""
-    c = np.asarray(rgb, dtype=np.float64) / 255.0
-    linear = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    array = np.asarray(rgb)
+    linear = _LINEAR_BYTES[array] if array.dtype == np.uint8 else _linear(array / 255.0)
     return linear[..., 0] * 0.2126 + linear[..., 1] * 0.7152 + linear[..., 2] * 0.0722
 
 

@@ -65,6 +65,53 @@ def gray(image: np.ndarray) -> np.ndarray:
     return cv2.cvtColor(image, cv2.COLOR_RGB2GRAY)
 
 
+def ink_is_light(grey: np.ndarray) -> bool:
+    """Return whether a text crop's ink is lighter than its background (chalk, dark themes).
+
+    The background is the median (text covers far less than half a region);
+    the ink is on the side of it where the extreme values reach farther.
+    """
+    low, median, high = np.percentile(grey, (1, 50, 99))
+    return float(high - median) > float(median - low)
+
+
+INK_LEVEL = 0.8  # a pixel under this share of its background's brightness is ink
+
+
+def _odd(value: float) -> int:
+    return max(3, round(value) | 1)
+
+
+def normalise_text(grey: np.ndarray, font_px: float) -> np.ndarray:
+    """Return a text crop as dark ink on a white background, whatever it was drawn or shot on.
+
+    Polarity comes from the crop's own statistics (light chalk on green is
+    inverted); the background is estimated by a grey closing wider than any
+    stroke and divided out, which removes tints, paper texture, vignetting
+    and lighting gradients; the contrast is then stretched so the darkest ink
+    is black and the background white. OCR engines are trained on such
+    input: stacked on one white canvas, a grey (inverted dark-scene) or
+    tinted crop reads as nothing.
+    """
+    if grey.size == 0 or min(grey.shape) < 2:
+        return grey
+    if ink_is_light(grey):
+        grey = 255 - grey
+    size = _odd(max(5.0, 0.6 * font_px))
+    kernel = cv2.getStructuringElement(cv2.MORPH_RECT, (size, size))
+    background = cv2.morphologyEx(grey, cv2.MORPH_CLOSE, kernel, borderType=cv2.BORDER_REPLICATE)
+    background = cv2.blur(background, (size, size))
+    flat = grey.astype(np.float32) / np.maximum(background.astype(np.float32), 1.0)
+    flat = np.clip(flat, 0.0, 1.0)
+    dark = flat[flat < INK_LEVEL]
+    if dark.size < 4:  # nothing darker than the background's own noise: no ink to stretch
+        return np.full_like(grey, 255)
+    ink = float(np.percentile(dark, 10))
+    paper = 0.97
+    stretched = (flat - ink) / max(1e-3, paper - ink)
+    return (np.clip(stretched, 0.0, 1.0) * 255.0 + 0.5).astype(np.uint8)
+
+
 def _ink_mask(grey: np.ndarray) -> np.ndarray:
     """Return a boolean mask of ink (dark on light) pixels by Otsu's threshold."""
     _, binary = cv2.threshold(grey, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)

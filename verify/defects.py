@@ -6,21 +6,23 @@ import io
 import json
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
 from PIL import Image
 
 from itemshot.renderer.items import Item
-from itemshot.renderer.records import Layout, Region, quad_bounds
+from itemshot.renderer.records import Layout, Region, box_to_quad, quad_bounds
 from itemshot.verify.images import load_rgb
 
 KINDS = (
     "option_removed",
     "digit_changed",
+    "unit_changed",
     "options_swapped",
     "figure_replaced",
     "figure_removed",
@@ -39,6 +41,18 @@ class Case:
     item: Item
     layout: Layout
     render: dict
+    clean: np.ndarray | None = None  # the clean render a capture was made from
+    capture: Mapping | None = None  # the capture's stored parameters (replayable)
+
+    def clean_layout(self) -> Layout:
+        """Return the layout on the clean render (each region's quad back at its box)."""
+        regions = tuple(r.with_quad(box_to_quad(r.box)) for r in self.layout.regions)
+        return replace(self.layout, regions=regions)
+
+
+# Item-side defects: the image is kept and the source text changed, so what the image
+# shows no longer matches; the others edit the clean render's pixels.
+ITEM_DEFECTS = ("digit_changed", "unit_changed")
 
 
 def _box(region: Region) -> tuple[int, int, int, int]:
@@ -119,6 +133,45 @@ def digit_changed(
     at = rng.choice(digits)
     new = str((int(item.question[at]) + rng.randint(1, 8)) % 10)
     return image, replace(item, question=item.question[:at] + new + item.question[at + 1 :])
+
+
+# A unit and what it is changed into: same kind of quantity, another value.
+_UNIT_SWAPS = {
+    "cm": "mm", "mm": "cm", "m": "km", "km": "m", "kg": "g", "g": "kg", "mol": "mmol",
+    "s": "ms", "ms": "s", "%": "°", "°": "%", "h": "min", "min": "h", "L": "mL", "mL": "L",
+    "kW": "W", "W": "kW", "V": "mV", "J": "kJ", "N": "kN", "Hz": "kHz", "kPa": "MPa",
+    "K": "°C", "kJ": "MJ", "A": "mA",
+}  # fmt: skip
+_NUMBER_UNIT = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)?)(\s?)(%|°|[A-Za-z]{1,3})(?![A-Za-z])")
+
+
+def _swap_unit(text: str, rng: random.Random) -> str | None:
+    masked = re.sub(r"<image\s*\d+>|\$[^$]*\$", lambda m: "\0" * len(m.group(0)), text)
+    found = [m for m in _NUMBER_UNIT.finditer(masked) if m.group(3) in _UNIT_SWAPS]
+    if not found:
+        return None
+    match = rng.choice(found)
+    return text[: match.start(3)] + _UNIT_SWAPS[match.group(3)] + text[match.end(3) :]
+
+
+def unit_changed(
+    image: np.ndarray, item: Item, layout: Layout, rng: random.Random
+) -> tuple[np.ndarray, Item] | None:
+    """Keep the image; change the unit after one number in the stem or an option (cm → mm)."""
+    fields = [("question", -1, item.question)] + [
+        ("option", i, o) for i, o in enumerate(item.options)
+    ]
+    rng.shuffle(fields)
+    for kind, index, text in fields:
+        changed = _swap_unit(text, rng)
+        if changed is None:
+            continue
+        if kind == "question":
+            return image, replace(item, question=changed)
+        options = list(item.options)
+        options[index] = changed
+        return image, replace(item, options=tuple(options))
+    return None
 
 
 def options_swapped(
@@ -212,6 +265,7 @@ def clean_cases(out: Path, items: Mapping[str, Item]) -> list[Case]:
     for sidecar in sorted((out / "images").glob("*.json")):
         record = json.loads(sidecar.read_text(encoding="utf-8"))
         row = record["manifest"]
+        clean = row.get("clean_image")
         cases.append(
             Case(
                 name=row["image"],
@@ -220,13 +274,28 @@ def clean_cases(out: Path, items: Mapping[str, Item]) -> list[Case]:
                 item=items[row["item_id"]],
                 layout=Layout.from_dict(record["layout"]),
                 render=record["render"],
+                clean=load_rgb(out / clean) if clean else None,
+                capture=record.get("capture"),
             )
         )
     return cases
 
 
-def defective_cases(clean: Sequence[Case], per_kind: int, rng: random.Random) -> list[Case]:
+Recapture = Callable[[np.ndarray, Sequence[Region], Mapping[str, Any]], np.ndarray]
+
+
+def defective_cases(
+    clean: Sequence[Case],
+    per_kind: int,
+    rng: random.Random,
+    recapture: Recapture | None = None,
+) -> list[Case]:
     """Return up to `per_kind` one-defect copies of (shuffled) clean cases for every kind.
+
+    A captured case gets its pixel defect on its clean render, which
+    `recapture(image, clean_regions, params)` (the capture's replay) then
+    captures again exactly as before; without it captured cases only get
+    item-side defects.
 
     A maker that cannot apply its defect to a case (no figure, no digit…)
     returns None and the next case is tried. `figure_replaced` draws the
@@ -242,11 +311,20 @@ def defective_cases(clean: Sequence[Case], per_kind: int, rng: random.Random) ->
         for case in order:
             if count >= per_kind:
                 break
-            args = (case.image, case.item, case.layout, rng)
+            on_clean = case.capture is not None and kind not in ITEM_DEFECTS
+            if on_clean and (recapture is None or case.clean is None):
+                continue
+            if on_clean:
+                args = (case.clean, case.item, case.clean_layout(), rng)
+            else:
+                args = (case.image, case.item, case.layout, rng)
             result = maker(*args, figures) if kind == "figure_replaced" else maker(*args)
             if result is None:
                 continue
             image, item = result
-            made.append(Case(case.name, kind, image, item, case.layout, case.render))
+            if on_clean:  # the defect is on the page; the same capture is then taken of it
+                assert recapture is not None and case.capture is not None
+                image = recapture(image, case.clean_layout().regions, case.capture)
+            made.append(replace(case, kind=kind, image=image, item=item))
             count += 1
     return made

@@ -68,3 +68,9 @@ def options(item: Item, *, drop_figure_refs: bool = False) -> list[Field]:
         field = _flatten(option, word, drop_figure_refs=drop_figure_refs)
         found.append(Field(f"option:{letter}", field.text, field.math, field.figures, letter))
     return found
+
+
+def caption(item: Item, name: str, number: int) -> Field:
+    """Return the caption under figure `number` as it should read ("Figure 2", "図2")."""
+    text = figure_word(item.language).format(n=number)
+    return Field(name, text, (), (number,))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # Characters tesseract commonly reads in place of a capital letter in a label.
 _CONFUSIONS = {
@@ -17,7 +18,12 @@ _LOWER_READINGS = "lcosuvwxz"
 
 
 def split_label(text: str) -> tuple[str | None, str]:
-    """Return (letter read in the leading label or None, the text after the label)."""
+    """Return (letter read in the leading label or None, the text after the label).
+
+    Full-width brackets and letters ("（Ｅ）", as CJK-trained engines write them)
+    count as their ASCII forms.
+    """
+    text = unicodedata.normalize("NFKC", text)
     match = _LABEL.match(text) or _LABEL_SPACE.match(text)
     if not match:
         return None, text

@@ -1,4 +1,4 @@
-"""Checks from the render record: overflow, clipping, fonts, glyphs, math, contrast, x-height."""
+"""Checks from the render record: overflow, clipping, fonts, glyphs, math, designed contrast."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from itemshot.renderer.items import Item
 from itemshot.renderer.records import Layout, Region, quad_bounds
 from itemshot.verify import expected as source
 from itemshot.verify.contrast import css_contrast, pixel_contrast
-from itemshot.verify.crops import paint_quads, quad_size, rectify
+from itemshot.verify.crops import paint_quads, rectify
 from itemshot.verify.fonts import DEFAULT_X_HEIGHT, font_facts, uncovered
 from itemshot.verify.thresholds import Thresholds
 from itemshot.verify.verdicts import Reason
@@ -20,17 +20,38 @@ CLIP_TOLERANCE = 1.0  # px
 MATH_FONT_PREFIX = "katex_"
 
 
+def device_scale(layout: Layout, render: Mapping[str, Any] | None) -> float:
+    """Return clean-render pixels per CSS px (the backend's device scale)."""
+    if render and render.get("device_scale"):
+        return float(render["device_scale"])
+    if render and render.get("css_size"):
+        return layout.width / max(1.0, float(render["css_size"][0]))
+    return 1.0
+
+
+def vertical_scale(region: Region) -> float:
+    """Return final-image px per clean-render px across the region's lines.
+
+    The quad is the region in final pixels after every capture step (resize,
+    perspective, lens); the box is the same region on the clean render. The
+    shorter of the quad's two sides is used: under keystone the far side of
+    a line is the smaller text.
+    """
+    box_h = max(1e-6, region.box[3] - region.box[1])
+    p = np.asarray(region.quad, dtype=np.float64)
+    left, right = np.linalg.norm(p[3] - p[0]), np.linalg.norm(p[2] - p[1])
+    return float(min(left, right)) / box_h
+
+
 def final_font_px(region: Region, layout: Layout, render: Mapping[str, Any] | None) -> float:
     """Return the region's font size in final-image pixels.
 
-    `font_px` is in CSS px; the quad (final px) against the box (clean render
-    px) gives any resize or warp after rendering, and the layout width against
-    the CSS width gives the device scale.
+    `font_px` is in CSS px; the device scale turns it into clean-render px
+    and the region's own quad against its box gives what any capture did to
+    it since. (The final image's width says nothing about the text: a photo
+    or a desktop screenshot puts the page into a larger frame.)
     """
-    css_width = float(render["css_size"][0]) if render and render.get("css_size") else layout.width
-    box_h = max(1e-6, region.box[3] - region.box[1])
-    _w, quad_h = quad_size(region.quad)
-    return region.font_px * (quad_h / box_h) * (layout.width / max(1.0, css_width))
+    return region.font_px * device_scale(layout, render) * vertical_scale(region)
 
 
 # Chromium names a face by family plus weight ("Noto Sans CJK JP Light",
@@ -50,11 +71,20 @@ def _family(face: str) -> str:
     return " ".join(words)
 
 
-def _text_regions(layout: Layout) -> list[Region]:
+def x_height_px(region: Region, layout: Layout, render: Mapping[str, Any] | None) -> float:
+    """Return the x-height of a region's main font in final-image pixels."""
+    primary = primary_font(region)
+    facts = font_facts(primary) if primary else None
+    return final_font_px(region, layout, render) * (facts.x_height if facts else DEFAULT_X_HEIGHT)
+
+
+def text_regions(layout: Layout) -> list[Region]:
+    """Return the question and option regions that hold text."""
     return [r for r in layout.regions if r.kind in ("question", "option") and r.text.strip()]
 
 
-def _primary_font(region: Region) -> str | None:
+def primary_font(region: Region) -> str | None:
+    """Return the family that drew most of a region's glyphs (None when not recorded)."""
     if not region.fonts:
         return None
     return max(region.fonts.items(), key=lambda kv: kv[1])[0]
@@ -89,7 +119,7 @@ def layout_reasons(
         reasons.append(Reason("math_error", "", message[:120]))
     reasons.extend(_math_presence(item, layout))
     painted = paint_quads(image, [r.quad for r in layout.regions if r.kind == "figure"])
-    for region in _text_regions(layout):
+    for region in text_regions(layout):
         used = [f for f in region.fonts if not f.lower().startswith(MATH_FONT_PREFIX)]
         fallback = [f for f in used if requested and _family(f) not in requested]
         if fallback:
@@ -102,13 +132,6 @@ def layout_reasons(
             contrast = pixel_contrast(rectify(painted, region.quad, 0))
         if contrast is not None and contrast < thresholds.contrast:
             reasons.append(Reason("low_contrast", region.name, f"ratio {contrast:.2f}"))
-        primary = _primary_font(region)
-        facts = font_facts(primary) if primary else None
-        x_height = final_font_px(region, layout, render) * (
-            facts.x_height if facts else DEFAULT_X_HEIGHT
-        )
-        if region.font_px > 0 and x_height < thresholds.x_height_px:
-            reasons.append(Reason("small_text", region.name, f"x-height {x_height:.1f} px"))
     return reasons
 
 

@@ -96,18 +96,51 @@ def _verify_task(task: _Task) -> Verdict:
     try:
         record = json.loads(task.sidecar.read_text(encoding="utf-8"))
         layout = Layout.from_dict(record["layout"])
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        reason = Reason("image_mismatch", "", f"layout record: {type(error).__name__}: {error}")
+        return verdict(task.name, task.item.id, "regions", "", [_short(reason)], [])
+    try:
         image = load_rgb(task.image)
-    except (OSError, ValueError, KeyError) as error:
-        reason = Reason("unreadable_image", "", f"{type(error).__name__}: {error}"[:200])
-        return verdict(task.name, task.item.id, "regions", "", [reason], [])
-    return verify_image(
-        image,
-        task.item,
-        layout,
-        thresholds=task.thresholds,
-        render=record.get("render"),
-        image_name=task.name,
-    )
+    except (OSError, ValueError) as error:
+        reason = Reason("unreadable_image", "", f"{type(error).__name__}: {error}")
+        return verdict(task.name, task.item.id, "regions", "", [_short(reason)], [])
+    try:
+        return verify_image(
+            image,
+            task.item,
+            layout,
+            thresholds=task.thresholds,
+            render=record.get("render"),
+            image_name=task.name,
+        )
+    except Exception as error:  # one image's failure is its verdict, never the run's end
+        reason = Reason("verify_error", "", f"{type(error).__name__}: {error}")
+        return verdict(task.name, task.item.id, "regions", "", [_short(reason)], [])
+
+
+def _short(reason: Reason) -> Reason:
+    return Reason(reason.code, reason.region, reason.detail[:200])
+
+
+VERDICT_FIELDS = ("verdict", "verify")
+
+
+def invalidate_verdicts(out: Path, rows: list[dict[str, Any]], indices: list[int]) -> None:
+    """Remove the earlier verdicts of the rows about to be verified (and the old reports).
+
+    Written before any image is verified, so that an interrupted or failed
+    verification leaves those rows without a verdict, never an earlier `pass`
+    for pixels that may since have changed. Rows this run does not verify
+    (images without a layout record, audited whole) keep theirs.
+    """
+    stale = [rows[i] for i in indices if any(key in rows[i] for key in VERDICT_FIELDS)]
+    for row in stale:
+        for key in VERDICT_FIELDS:
+            row.pop(key, None)
+    if stale:
+        write_jsonl(out / MANIFEST, rows)
+    for report in ("audit.json", "audit.html"):
+        (out / report).unlink(missing_ok=True)
 
 
 def verify_output_set(
@@ -139,6 +172,7 @@ def verify_output_set(
         item = by_id.get(str(row["item_id"])) or item_from_row(row, out)
         tasks.append(_Task(out / row["image"], out / row["layout"], item, row["image"], thresholds))
         indices.append(index)
+    invalidate_verdicts(out, rows, indices)
     verdicts = run_all(_verify_task, tasks, workers, on_progress)
     for index, result in zip(indices, verdicts, strict=True):
         rows[index]["verdict"] = "pass" if result.passed else "fail"

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pytesseract
 
-from itemshot.renderer.items import Item
+from itemshot.renderer.items import LETTERS, Item
 from itemshot.renderer.records import Layout, Region
 from itemshot.verify import expected as source
+from itemshot.verify import second_reader
 from itemshot.verify.crops import (
     clean_text_crop,
     gray,
     is_axis_aligned,
+    normalise_text,
     otsu,
     paint_quads,
     rectify,
@@ -30,13 +32,17 @@ from itemshot.verify.figures import (
     figure_content,
     template_score,
 )
-from itemshot.verify.layout_checks import final_font_px, layout_reasons
+from itemshot.verify.glyphs import read_numbers_as_drawn
+from itemshot.verify.layout_checks import final_font_px, layout_reasons, primary_font
+from itemshot.verify.legibility import region_legibility
 from itemshot.verify.ocr import join_words, language_for, ocr_stacked, words
-from itemshot.verify.scoring import FieldResult, score_option, score_stem
+from itemshot.verify.scoring import FieldResult, score_caption, score_option, score_stem
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from itemshot.verify.tokens import is_short
 from itemshot.verify.verdicts import Reason, RegionScore, Verdict, verdict
 
+TEXT_KINDS = ("question", "option", "caption")
+CAPTION_MARGIN = 0.4  # em
 TARGET_FONT_PX = 22.0  # tesseract reads best around this size
 # Tried in turn on a region that failed at the normal scale: (scale for 20 px text, binarise).
 RETRIES = ((2.0, False), (1.5, True), (2.5, False), (1.2, True))
@@ -61,10 +67,13 @@ def _text_crops(
     painted = paint_quads(image, figures) if figures else image
     crops: list[TextCrop] = []
     for region in layout.regions:
-        if region.kind not in ("question", "option"):
+        if region.kind not in TEXT_KINDS:
             continue
-        clean = clean_text_crop(gray(rectify(painted, region.quad, 0)))
         font = max(1.0, final_font_px(region, layout, render))
+        # A caption is one short line alone under its figure: a margin around its box keeps
+        # the glyphs a capture's lens moved a pixel or two out of the mapped quad.
+        pad = round(CAPTION_MARGIN * font) if region.kind == "caption" else 0
+        clean = clean_text_crop(normalise_text(gray(rectify(painted, region.quad, pad)), font))
         scale = min(3.0, max(1.0, TARGET_FONT_PX / font))
         crops.append(TextCrop(region, scaled(clean, scale), clean, font))
     return crops
@@ -82,7 +91,10 @@ def _retry(crop: TextCrop, lang: str, attempt: int) -> str:
 
 
 def _reread(
-    entry: tuple[Field, list[TextCrop], FieldResult], lang: str, thresholds: Thresholds
+    entry: tuple[Field, list[TextCrop], FieldResult],
+    lang: str,
+    thresholds: Thresholds,
+    letters: str,
 ) -> tuple[Field, list[TextCrop], FieldResult]:
     """Read a failing field's crops again, alone, at other scales; keep the best reading."""
     field, crops, result = entry
@@ -91,15 +103,53 @@ def _reread(
         return entry
     for attempt in range(len(RETRIES)):
         observed = "\n".join(_retry(c, lang, attempt) for c in crops)
-        if field.letter:
-            retried = score_option(field, observed, thresholds)
-        else:
-            retried = score_stem(field, observed, thresholds)
+        retried = _score(field, observed, thresholds, crops, letters)
         if _better(retried, result):
             result = retried
         if not result.reasons:
             break
     return field, crops, result
+
+
+def _score(
+    field: Field, observed: str, thresholds: Thresholds, crops: list[TextCrop], letters: str
+) -> FieldResult:
+    """Score a field's reading, numbers read as the field's own face draws them."""
+    family = (primary_font(crops[0].region) or "") if crops else ""
+    observed = read_numbers_as_drawn(observed, field.text, family)
+    if field.name.startswith("caption:"):
+        return score_caption(field, observed, thresholds)
+    if field.letter:
+        return score_option(field, observed, thresholds, family, letters)
+    return score_stem(field, observed, thresholds)
+
+
+def _second_opinion(
+    entry: tuple[Field, list[TextCrop], FieldResult], thresholds: Thresholds, letters: str
+) -> tuple[Field, list[TextCrop], FieldResult]:
+    """Read a rejected field with the second engine; a check fails only if both readings fail it.
+
+    Each check asks whether something is shown (the text, a number, the
+    label); either engine reading it is evidence that it is. The reasons kept
+    are those of the better reading for the checks both readings failed.
+    """
+    field, crops, first = entry
+    if not crops:
+        return entry
+    observed = "\n".join(second_reader.read(c.raw, c.font_px) for c in crops)
+    second = _score(field, observed, thresholds, crops, letters)
+    both = {r.code for r in first.reasons} & {r.code for r in second.reasons}
+    best = second if _better(second, first) else first
+    engine = second_reader.ENGINE if best is second else "tesseract"
+    measures = {
+        **best.region.measures,
+        "engine": engine,
+        "second_engine": second_reader.ENGINE,
+        "readings": {"tesseract": first.region.observed, second_reader.ENGINE: observed},
+    }
+    region = replace(best.region, measures=measures)
+    kept = tuple(r for r in best.reasons if r.code in both)
+    return field, crops, FieldResult(best.score, kept, region)
 
 
 def _better(new: FieldResult, old: FieldResult) -> bool:
@@ -119,7 +169,12 @@ def verify_image(
 ) -> Verdict:
     """Verify one image against its item using the layout record's regions."""
     lang = language_for(item.language, [item.question, *item.options])
+    mismatch = image_mismatch(image, layout)
+    if mismatch is not None:
+        return verdict(image_name, item.id, "regions", lang, [mismatch], [])
     reasons: list[Reason] = list(layout_reasons(image, item, layout, thresholds, render))
+    legibility_reasons, legibility = region_legibility(image, layout, render, thresholds)
+    reasons.extend(legibility_reasons)
     scores: list[RegionScore] = []
 
     fig_reasons, fig_scores = _figures(image, item, layout, thresholds)
@@ -129,34 +184,67 @@ def verify_image(
     texts = ocr_stacked([c.first for c in crops], lang)
     by_name = {c.region.name: (c, t) for c, t in zip(crops, texts, strict=True)}
     question = [(c, t) for c, t in zip(crops, texts, strict=True) if c.region.kind == "question"]
-    if not question:
-        reasons.append(Reason("text_mismatch", "question", "no question region"))
 
     # First reading: the stem (all question regions together) and each option.
     stem = source.stem(item)
+    letters = "".join(LETTERS[: len(item.options)])
+    stem_crops = [c for c, _t in question]
+    stem_text = "\n".join(t for _c, t in question)
     fields: list[tuple[Field, list[TextCrop], FieldResult]] = [
-        (
-            stem,
-            [c for c, _t in question],
-            score_stem(stem, "\n".join(t for _c, t in question), thresholds),
-        )
+        (stem, stem_crops, _score(stem, stem_text, thresholds, stem_crops, letters))
     ]
     for field in source.options(item):
         if field.name not in by_name:
             reasons.append(Reason("option_missing", field.name, "no region for this option"))
             continue
         crop, text = by_name[field.name]
-        fields.append((field, [crop], score_option(field, text, thresholds)))
+        fields.append((field, [crop], _score(field, text, thresholds, [crop], letters)))
 
-    # Re-read near misses, but only when that could still make the image pass.
+    for crop, text in by_name.values():
+        if crop.region.kind == "caption" and crop.region.figure is not None:
+            field = source.caption(item, crop.region.name, crop.region.figure)
+            fields.append((field, [crop], _score(field, text, thresholds, [crop], letters)))
+
+    # A field tesseract rejects is read by the second engine; near misses it does not
+    # settle are re-read by tesseract at other scales. Only while the image could pass.
+    if not reasons:
+        fields = [_second_opinion(f, thresholds, letters) if f[2].reasons else f for f in fields]
     failing = [f for f in fields if f[2].reasons]
     if not reasons and 0 < len(failing) <= MAX_RETRIED_FIELDS:
-        fields = [_reread(f, lang, thresholds) if f[2].reasons else f for f in fields]
-    for _field, _crops, result in fields:
+        fields = [_reread(f, lang, thresholds, letters) if f[2].reasons else f for f in fields]
+    for _field, field_crops, result in fields:
         reasons.extend(result.reasons)
-        scores.append(result.region)
+        measured = [legibility[c.region.name] for c in field_crops if c.region.name in legibility]
+        if measured:
+            worst = min(measured, key=lambda m: m.resolved_x_height)
+            measures = {"engine": "tesseract", **result.region.measures, **worst.as_dict()}
+            scores.append(replace(result.region, measures=measures))
+        else:
+            scores.append(result.region)
     scores.extend(fig_scores)
     return verdict(image_name, item.id, "regions", lang, reasons, scores)
+
+
+SIZE_TOLERANCE = 1  # px the image may differ from its layout record's size
+
+
+def image_mismatch(image: np.ndarray, layout: Layout) -> Reason | None:
+    """Return why an image cannot be the one its layout record describes, or None.
+
+    A cropped, resized or replaced file no longer has the record's size, and a
+    region of the record must cover at least a pixel of it: checking such an
+    image region by region would read the wrong pixels.
+    """
+    height, width = image.shape[:2]
+    if abs(width - layout.width) > SIZE_TOLERANCE or abs(height - layout.height) > SIZE_TOLERANCE:
+        detail = f"image is {width}x{height}, its layout record says {layout.width}x{layout.height}"
+        return Reason("image_mismatch", "", detail)
+    if not any(r.kind == "question" for r in layout.regions):
+        return Reason("image_mismatch", "question", "the layout record has no question region")
+    for region in layout.regions:
+        if rectify(image, region.quad, 0).size == 0:
+            return Reason("image_mismatch", region.name, "the region is outside the image")
+    return None
 
 
 def _figures(

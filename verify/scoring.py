@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from itemshot.verify.expected import Field
+from itemshot.verify.glyphs import same_letter_as_drawn
 from itemshot.verify.labels import same_letter, split_label
 from itemshot.verify.text import missing_ends, ocr_accuracy, word_recall
 from itemshot.verify.thresholds import Thresholds
@@ -60,13 +61,33 @@ def score_stem(field: Field, observed: str, thresholds: Thresholds) -> FieldResu
     return FieldResult(score, tuple(reasons), region)
 
 
-def score_option(field: Field, observed: str, thresholds: Thresholds) -> FieldResult:
-    """Score one option's OCR text: its letter label, its text and its critical tokens."""
+def score_option(
+    field: Field,
+    observed: str,
+    thresholds: Thresholds,
+    family: str = "",
+    letters: str = "",
+) -> FieldResult:
+    """Score one option's OCR text: its letter label, its text and its critical tokens.
+
+    `family` is the face the label is drawn in: a label read as a letter that
+    face draws alike with the option's own ("(D)" as "(O)" in a mono face
+    whose D and O are one shape) is the option's label. With `letters` (the
+    item's option letters, region mode) a label is also bound by its region's
+    position: read as a character that is no option letter ("(J)" in a
+    handwriting face read as "(3)"), it contradicts nothing; read as another
+    option's letter, or not at all, it fails.
+    """
     letter, rest = split_label(observed)
     reasons: list[Reason] = []
     measures: dict[str, object] = {"letter_read": letter}
     if not same_letter(letter, field.letter):
-        reasons.append(Reason("letter_mismatch", field.name, f"label read as {letter!r}"))
+        if same_letter_as_drawn(letter, field.letter, family):
+            measures["label"] = f"{letter} and {field.letter} look alike in {family}"
+        elif letters and letter is not None and letter.upper() not in letters:
+            measures["label"] = f"read as {letter!r}, no option letter: bound by position"
+        else:
+            reasons.append(Reason("letter_mismatch", field.name, f"label read as {letter!r}"))
     if field.text.strip():
         score, text_reasons, text_measures = _text_checks(
             field, rest, thresholds.option_accuracy, thresholds
@@ -79,4 +100,24 @@ def score_option(field: Field, observed: str, thresholds: Thresholds) -> FieldRe
         score = 1.0
         measures["rule"] = "image-only option: label only"
     region = RegionScore(field.name, "option", score, field.text, observed, measures)
+    return FieldResult(score, tuple(reasons), region)
+
+
+def score_caption(field: Field, observed: str, thresholds: Thresholds) -> FieldResult:
+    """Score a figure caption: its words and, exactly, its figure number.
+
+    A caption showing another number than the stem's reference ("Figure 6"
+    under the figure the stem calls Figure 1) misleads a reader even though
+    almost every character matches.
+    """
+    score = ocr_accuracy(field.text, observed)
+    reasons: list[Reason] = []
+    missing = missing_numbers(field.text, observed)
+    if missing:
+        reasons.append(
+            Reason("caption_mismatch", field.name, f"number {', '.join(missing)} not read")
+        )
+    elif score < thresholds.option_accuracy:
+        reasons.append(Reason("caption_mismatch", field.name, f"accuracy {score:.2f}"))
+    region = RegionScore(field.name, "caption", score, field.text, observed, {"rule": "caption"})
     return FieldResult(score, tuple(reasons), region)

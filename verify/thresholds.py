@@ -24,7 +24,12 @@ class Thresholds:
       genuine figure scores at least 0.72 (0.55 after light screenshot, photo and scan
       captures) and a figure swapped for another sample figure at most 0.01.
     - `contrast` (4.5): minimum WCAG contrast ratio of text to its background (AA body text).
-    - `x_height_px` (6.0): minimum rendered x-height in final-image pixels.
+    - `x_height_px` (6.0): minimum x-height in final-image pixels (through the capture's
+      geometry: see `verify.legibility`).
+    - `resolved_x_height_px` (3.0): minimum x-height left resolvable after blur
+      (x-height / edge width); under it the text is `illegible`.
+    - `legible_contrast` (1.5): minimum contrast of text to background measured on the final
+      pixels; under it the text is `illegible`.
     - `whole_image_field` (0.75): minimum aligned accuracy of a field in a whole-image audit.
     """
 
@@ -36,6 +41,8 @@ class Thresholds:
     figure_presence: float = 0.35
     contrast: float = 4.5
     x_height_px: float = 6.0
+    resolved_x_height_px: float = 3.0
+    legible_contrast: float = 1.5
     whole_image_field: float = 0.75
 
     def as_dict(self) -> dict[str, float]:

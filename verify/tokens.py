@@ -12,6 +12,8 @@ _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?
 # A unit right after a number: short letter run, maybe with / or ^ and a digit.
 # Only ASCII units: symbols such as Ω or μ are outside what tesseract's models read reliably.
 _UNIT = re.compile(r"\s?(%|°[CF]?|[A-Za-z]{1,4}(?:/[A-Za-z]{1,4})?(?:\^?\d)?)(?![A-Za-z])")
+# A capitalised word after a number starts a sentence ("Figure 1 What …"); it is no unit.
+_WORD = re.compile(r"[A-Z][a-z]{2,3}")
 SHORT_OPTION_CHARS = 12
 # Parts of a formula OCR does not read reliably: super- and subscripts, command names,
 # and the digits of a chemical formula that follow an element or a bracket (CH4, (OH)2).
@@ -32,7 +34,7 @@ def number_units(text: str) -> list[str]:
     norm = normalise(text)
     for match in _NUMBER.finditer(norm):
         unit = _UNIT.match(norm, match.end())
-        if unit:
+        if unit and not _WORD.fullmatch(unit.group(1)):
             found.append((match.group(0) + unit.group(1)).lstrip("+"))
     return found
 
@@ -82,8 +84,8 @@ def missing_units(expected: str, observed: str) -> list[str]:
 
 
 def short_option_found(option: str, observed: str) -> bool:
-    """Return whether a short option's whole text is found exactly in `observed`."""
-    return compact(option) in compact(_ocr_number_fix(observed))
+    """Return whether a short option's whole text is found exactly (letter case aside) in `observed`."""
+    return compact(option).casefold() in compact(_ocr_number_fix(observed)).casefold()
 
 
 def is_short(option: str) -> bool:
@@ -94,6 +96,7 @@ def is_short(option: str) -> bool:
 def _ocr_number_fix(text: str) -> str:
     """Close the spaces tesseract puts around separators inside numbers ("4, 500" stays two)."""
     text = normalise(text)
+    text = re.sub(r"(?<=[^\W\d_])(?=\d)", " ", text)  # "Figure1" read without its space
     return re.sub(r"(?<=\d)\s*\.\s*(?=\d)", ".", text)
 
 

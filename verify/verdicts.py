@@ -24,8 +24,12 @@ REASON_CODES = {
     "font_fallback": "text was drawn with a font that was not requested",
     "missing_glyph": "a character has no glyph in the fonts used (tofu)",
     "low_contrast": "text/background contrast ratio is under the threshold",
-    "small_text": "rendered x-height is under the minimum",
+    "text_too_small": "the text's x-height in the final image's pixels is under the minimum",
+    "illegible": "the text is too blurred or too faint in the final image to be read",
+    "caption_mismatch": "a figure caption's number is not the one the stem refers to",
+    "image_mismatch": "the image does not match its layout record (size, missing regions)",
     "unreadable_image": "the image file cannot be read",
+    "verify_error": "the verifier failed on this image (the message says where)",
     "no_item": "no source item matches this image",
 }
 

@@ -36,6 +36,7 @@ from itemshot.verify.tokens import (
     is_short,
     missing_formula_numbers,
     missing_numbers,
+    missing_units,
     short_option_found,
 )
 from itemshot.verify.verdicts import Reason, RegionScore, Verdict, verdict
@@ -432,6 +433,9 @@ def _score_option(
     missing = missing_numbers(field.text, text)
     if missing:
         reasons.append(Reason("number_missing", field.name, ", ".join(missing)))
+    units = missing_units(field.text, text) if not missing else []
+    if units:
+        reasons.append(Reason("unit_missing", field.name, ", ".join(units)))
     if is_short(field.text) and not short_option_found(field.text, text):
         reasons.append(Reason("short_option_missing", field.name, field.text.strip()))
     return RegionScore(field.name, "option", score, field.text, text, measures)

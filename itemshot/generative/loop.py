@@ -45,7 +45,9 @@ TEXT_CODES = frozenset(
     }
 )
 FIGURE_CODES = frozenset({"figure_missing", "figure_mismatch"})
-UNREADABLE_CODES = frozenset({"small_text", "low_contrast", "unreadable_image"})
+UNREADABLE_CODES = frozenset(
+    {"text_too_small", "illegible", "low_contrast", "unreadable_image", "image_mismatch"}
+)
 # Below this mean OCR similarity the page is treated as unreadable, not as wrong text.
 UNREADABLE_SCORE = 0.35
 

@@ -500,7 +500,7 @@ def _region(raw: dict[str, Any], fonts: dict[str, int]) -> Region:
     kind = name.split(":", 1)[0]
     box = tuple(round(float(v), 2) for v in raw["box"])
     letter = name.split(":", 1)[1] if kind == "option" else ""
-    figure = int(name.split(":")[1]) if kind == "figure" else None
+    figure = int(name.split(":")[1]) if kind in ("figure", "caption") else None
     return Region(
         name=name,
         kind=kind,

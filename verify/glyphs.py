@@ -1,0 +1,135 @@
+"""Glyphs a font draws alike: "1" and "l" in a handwriting face are the same stroke.
+
+Some faces (Nanum Pen Script, several handwriting and display fonts) draw a
+digit and a letter with one shape. An image in such a face shows "Figure 1"
+exactly as the font draws it, and any reader, person or engine, sees the
+stroke "l" the font made; a text check must not call that a mismatch. Which
+characters look alike is measured per font, not assumed: both glyphs are
+drawn from the font file, cropped to their ink, and compared by size and
+overlap. Only pairs of the measured font are folded, and only for text in it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import cv2
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from itemshot.verify.fonts import font_file
+from itemshot.verify.text import compact, normalise
+
+# Pairs OCR confuses when a font draws them alike: digit/letter and label letters.
+CANDIDATES = (
+    ("1", "l"), ("1", "I"), ("l", "I"), ("0", "O"), ("0", "o"), ("O", "D"), ("5", "S"),
+    ("8", "B"), ("2", "Z"), ("6", "G"), ("J", "3"), ("O", "Q"), ("9", "g"),
+)  # fmt: skip
+BARE_STROKE = "|"  # how OCR writes a glyph that is one vertical stroke ("1" or "l" alike)
+SIZE = 32  # px per em: about the size text is read at
+MIN_SIMILARITY = 0.85  # correlation of the two glyphs, centred and softened as the eye sees them
+MAX_HEIGHT_RATIO = 1.25
+
+
+def _ink(font: ImageFont.FreeTypeFont, char: str) -> np.ndarray | None:
+    image = Image.new("L", (3 * SIZE, 3 * SIZE), 0)
+    ImageDraw.Draw(image).text((SIZE, SIZE // 2), char, fill=255, font=font)
+    pixels = np.asarray(image).astype(np.float32)
+    ys, xs = np.nonzero(pixels > 40)
+    if ys.size == 0:
+        return None
+    return pixels[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
+
+
+def similarity(a: np.ndarray, b: np.ndarray) -> float:
+    """Return the correlation of two glyph bitmaps centred on one canvas and blurred by 1 px."""
+    height, width = max(a.shape[0], b.shape[0]) + 4, max(a.shape[1], b.shape[1]) + 4
+    canvas = np.zeros((2, height, width), dtype=np.float32)
+    for index, glyph in enumerate((a, b)):
+        top, left = (height - glyph.shape[0]) // 2, (width - glyph.shape[1]) // 2
+        canvas[index, top : top + glyph.shape[0], left : left + glyph.shape[1]] = glyph
+    x, y = (cv2.GaussianBlur(c, (0, 0), 1.0).ravel() for c in canvas)
+    x, y = x - x.mean(), y - y.mean()
+    return float(x @ y / max(1e-6, np.sqrt((x @ x) * (y @ y))))
+
+
+@lru_cache(maxsize=64)
+def lookalikes(family: str) -> tuple[tuple[str, str], ...]:
+    """Return the candidate pairs this installed family draws alike (empty if not installed)."""
+    path = font_file(family)
+    if path is None:
+        return ()
+    try:
+        font = ImageFont.truetype(path, SIZE)
+    except OSError:
+        return ()
+    found = []
+    for a, b in CANDIDATES:
+        ink_a, ink_b = _ink(font, a), _ink(font, b)
+        if ink_a is None or ink_b is None:
+            continue
+        tall, short = sorted((ink_a.shape[0], ink_b.shape[0]), reverse=True)
+        if tall <= MAX_HEIGHT_RATIO * short and similarity(ink_a, ink_b) >= MIN_SIMILARITY:
+            found.append((a, b))
+    return tuple(found)
+
+
+def groups(pairs: tuple[tuple[str, str], ...]) -> list[frozenset[str]]:
+    """Return the lookalike groups of a font's pairs, joined transitively ("1"~"I", "I"~"l").
+
+    A group holding a bare stroke ("1", "l" or "I" drawn alike) also holds "|",
+    which is how OCR writes such a stroke.
+    """
+    found: list[set[str]] = []
+    for a, b in pairs:
+        joined = [g for g in found if a in g or b in g]
+        merged = {a, b}.union(*joined)
+        found = [g for g in found if g not in joined] + [merged]
+    for group in found:
+        if len(group & {"1", "l", "I"}) >= 2:
+            group.add(BARE_STROKE)
+    return [frozenset(g) for g in found]
+
+
+def as_number(token: str, found: list[frozenset[str]]) -> str:
+    """Return a token with each lookalike of a digit written as that digit ("l,2OO" → "1,200")."""
+    table = {c: d for g in found for d in g if d.isdigit() for c in g}
+    return "".join(table.get(c, c) for c in token)
+
+
+def read_numbers_as_drawn(observed: str, expected: str, family: str) -> str:
+    """Return the OCR text with tokens the font's lookalikes make into numbers of the source.
+
+    "Figure l" read from a face whose "1" is a bare stroke becomes "Figure 1"
+    when the source says "Figure 1" ("EI" becomes "E1", "l10°" "110°"). A
+    token is rewritten only into text the source has, and never when the
+    source has the token as it was read (the word "I"), so a changed digit
+    (1 → 7) still differs.
+    """
+    found = groups(lookalikes(family)) if family else []
+    if not found:
+        return observed
+    source = compact(expected)
+    words = set(normalise(expected).split())
+
+    def rewrite(match: re.Match[str]) -> str:
+        piece = match.group(0)
+        core = piece.rstrip(".,;:!?")
+        label = match.start() > 0 and observed[match.start() - 1] in "([" and len(core) == 1
+        written = as_number(core, found)
+        if label or written == core or core in words or compact(written) not in source:
+            return piece
+        return written + piece[len(core) :]
+
+    return _PIECE.sub(rewrite, observed)
+
+
+_PIECE = re.compile(r"[^\s()\[\]+=/:;]+")  # a word or number between spaces, brackets, operators
+
+
+def same_letter_as_drawn(read: str | None, letter: str, family: str) -> bool:
+    """Return whether a label read as `read` is `letter` in a face that draws the two alike."""
+    if read is None or not family:
+        return False
+    return any({read, letter} <= g for g in groups(lookalikes(family)))
