@@ -14,7 +14,7 @@ Ranges are `(low, high)` drawn uniformly per image; `p_*` are probabilities.
 | | strong | 0.6–0.75 (most of the screen) | re-save 0.7–0.85 | full | 55–70 | windowed 0.6, taskbar 0.9 |
 | phone_screenshot | light | 0.93–0.98 | none | full | 92–95 | app bars cropped off |
 | | medium | 0.77–0.91 | re-save 0.85–0.95 | full | 80–88 | status and app bars |
-| | strong | whole screen (≈0.6 for 3:4) | re-save 0.7–0.85 | full | 50–62 | rounded corners |
+| | strong | 0.59–0.71 (page, status and app bars) | re-save 0.75–0.9 | full | 50–62 | rounded corners |
 | phone_photo_paper | light | fill 0.88–0.95 | Gaussian σ 0.3–0.5 | exposure 0.93–1.0 | 88–94 | curl 0.3, object 0.1 |
 | | medium | fill 0.82–0.90 | σ 0.5–0.8 or motion 3 | 0.86–0.95, shadow 0.5 | 78–88 | curl 0.6, object 0.25 |
 | | strong | fill 0.72–0.82 | defocus 1–2, motion 3–5, σ 0.9–1.3 | 0.76–0.88, shadow 0.8 | 65–78 | curl 0.9, object 0.35 |
@@ -113,7 +113,7 @@ TABLE: dict[str, dict[str, Spec]] = {
         "medium": {"phone": {"p_dark": 0.3, "margin": (4, 10), "corner_radius": (0, 0)},
                    "crop": (0.05, 0.15), "soften": (0.85, 0.95), "encode": {"p_jpeg": 1.0, "quality": (80, 88)}},
         "strong": {"phone": {"p_dark": 0.3, "margin": (8, 16), "corner_radius": (30, 45)},
-                   "crop": (1.0, 1.0), "soften": (0.7, 0.85), "encode": {"p_jpeg": 1.0, "quality": (50, 62)}},
+                   "crop": (0.2, 0.35), "soften": (0.75, 0.9), "encode": {"p_jpeg": 1.0, "quality": (50, 62)}},
     },
     "phone_photo_paper": {
         "light": {
