@@ -145,7 +145,7 @@ def paper_photo(spec: dict[str, Any]) -> Sampler:
     """Return a sampler of a phone photo of a page lying on a surface (seen in the same warp)."""
 
     def sample(rng: np.random.Generator, frame: Frame) -> Params:
-        size = _frame_size(frame, frame.deliver, 4 / 3)
+        size = _frame_size(frame, frame.deliver, _nearest_aspect(frame))
         stages: list[Params] = []
         if rng.random() < spec["p_bend"]:
             stages.append(_bend(rng, frame, spec))
