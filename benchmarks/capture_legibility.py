@@ -214,7 +214,7 @@ def measure(renders: list[Render], deliver: int | None) -> tuple[list[Measured],
                 (render.layout.width, render.layout.height),
                 x_height(render.layout, None, regions),
                 1.0,
-            )  # fmt: skip
+            )
         )
         jobs.append(_job(render.png, regions, render.language))
         names = {r.name for r in regions}
