@@ -19,11 +19,11 @@ Ranges are `(low, high)` drawn uniformly per image; `p_*` are probabilities.
 | | medium | fill 0.82–0.90 | σ 0.5–0.8 or motion 3 | 0.86–0.95, shadow 0.5 | 78–88 | curl 0.6, object 0.25 |
 | | strong | fill 0.72–0.82 | defocus 1–2, motion 3–5, σ 0.9–1.3 | 0.76–0.88, shadow 0.8 | 65–78 | curl 0.9, object 0.35 |
 | phone_photo_screen | light | page 0.72–0.84 of the frame | σ 0.3–0.5, rim 0.3–0.6 | black 6–14, white 240–250 | 88–94 | moiré ≤ 0.08, glare 0.05–0.15 |
-| | medium | page 0.66–0.78 of the frame | σ 0.5–0.8 or motion 3, rim 0.6–1.0 | 14–26 / 228–242 | 78–88 | moiré ≤ 0.14, glare 0.15–0.3 |
-| | strong | page 0.63–0.74 of the frame | as paper strong, rim 1.0–1.6 | 24–40 / 210–230 | 65–78 | moiré ≤ 0.22, glare 0.3–0.5 |
+| | medium | page 0.66–0.78 of the frame | σ 0.5–0.8 or motion 3, rim 0.6–1.0 | 12–22 / 230–244 | 78–88 | moiré ≤ 0.14, glare 0.1–0.22 |
+| | strong | page 0.63–0.74 of the frame | as paper strong, rim 1.0–1.6 | 18–32 / 216–234 | 65–78 | moiré ≤ 0.22, glare 0.2–0.35 |
 | scan | light | 1.0 (300 dpi) | optics 0.4–0.6 scan px | black 0–8, white 246–255 | PNG | bleed-through 0.03–0.06 |
 | | medium | 1.0 (200–300 dpi) | optics 0.5–0.8 | 14–28 / 226–240 | 85–92 | toner 0.002 / 0.03, bleed 0.06–0.1 |
-| | strong | 1.0 (150–200 dpi) | optics 0.7–1.0, stroke spread 0–1 | 34–56 / 200–220, saturation 0.3–0.6 | 50–62 | toner 0.004 / 0.06, bleed 0.1–0.16 |
+| | strong | 1.0 (150–200 dpi) | optics 0.7–1.0, stroke spread 0–1 | 24–40 / 208–224, saturation 0.5–0.75 | 50–62 | toner 0.004 / 0.06, bleed 0.1–0.16 |
 
 Page scale is the page's long side in the delivered image over the delivered
 long side (photos: its fill of the frame, then keystone and roll; screens: the
@@ -162,8 +162,8 @@ TABLE: dict[str, dict[str, Spec]] = {
             "warp": {"share": (0.66, 0.78), "roll": 3.0, "keystone": (0.03, 0.08), "jitter": 0.008,
                      "lens": (0.01, 0.03), "sensor_long": (3000, 4080), "optics": (0.3, 0.6),
                      "subpixel": (0.25, 0.45), "row_gap": (0.3, 0.8), "max_strength": 0.14},
-            "tone": {"temperature": (-0.08, 0.02), "black": (14, 26), "white": (228, 242), "gamma": (0.9, 1.1)},
-            "glare": {"strength": (0.15, 0.3), "haze": (0.03, 0.06)},
+            "tone": {"temperature": (-0.08, 0.02), "black": (12, 22), "white": (230, 244), "gamma": (0.9, 1.1)},
+            "glare": {"strength": (0.1, 0.22), "haze": (0.02, 0.05)},
             "lighting": {"exposure": (0.93, 1.0), "gradient": (0.05, 0.15), "vignette": (0.1, 0.25),
                          "p_shadow": 0.0},
             "falloff": {"sigma": (0.6, 1.0)},
@@ -172,8 +172,8 @@ TABLE: dict[str, dict[str, Spec]] = {
             "warp": {"share": (0.63, 0.74), "roll": 5.0, "keystone": (0.05, 0.12), "jitter": 0.012,
                      "lens": (0.02, 0.05), "sensor_long": (3000, 4080), "optics": (0.3, 0.6),
                      "subpixel": (0.4, 0.6), "row_gap": (0.3, 0.8), "max_strength": 0.22},
-            "tone": {"temperature": (-0.1, 0.04), "black": (24, 40), "white": (210, 230), "gamma": (0.85, 1.15)},
-            "glare": {"strength": (0.3, 0.5), "haze": (0.06, 0.12)},
+            "tone": {"temperature": (-0.1, 0.04), "black": (18, 32), "white": (216, 234), "gamma": (0.85, 1.15)},
+            "glare": {"strength": (0.2, 0.35), "haze": (0.04, 0.08)},
             "lighting": {"exposure": (0.88, 0.98), "gradient": (0.1, 0.25), "vignette": (0.2, 0.35),
                          "p_shadow": 0.0},
             "falloff": {"sigma": (1.0, 1.6)},
@@ -197,8 +197,8 @@ TABLE: dict[str, dict[str, Spec]] = {
                    "bleed": {"darkness": (0.1, 0.16), "blur": (1.5, 3.0)},
                    "resolution": {"dpi": [150, 200], "optics": (0.7, 1.0)},
                    "toner": {"speckle": (0.003, 0.005), "dropout": (0.05, 0.07), "spread": (0, 1)},
-                   "tone": {"temperature": (0.0, 0.04), "black": (34, 56), "white": (200, 220),
-                            "saturation": (0.3, 0.6)},
+                   "tone": {"temperature": (0.0, 0.04), "black": (24, 40), "white": (208, 224),
+                            "saturation": (0.5, 0.75)},
                    "encode": {"p_jpeg": 1.0, "quality": (50, 62)}},
     },
 }  # fmt: skip

@@ -10,6 +10,8 @@ import numpy as np
 from itemshot.backgrounds.textures import surface_texture
 from itemshot.degradations.frame import Frame, Params, Transform, register, uniform
 
+TINT_KEPT = 0.35  # share of the paper's colour cast a scan keeps
+
 
 @register
 class PaperGrain(Transform):
@@ -35,7 +37,9 @@ class PaperGrain(Transform):
         grey = cv2.cvtColor(paper, cv2.COLOR_RGB2GRAY).astype(np.float32)
         grey = 1 + params["strength"] * (grey / grey.mean() - 1) * 4
         colour = paper.astype(np.float32).mean(axis=(0, 1)) / 255.0
-        small = cv2.merge([grey * np.float32(c / colour.max()) for c in colour])
+        # a scanner's white balance takes most of the paper's own tint away
+        tint = 1 - TINT_KEPT * (1 - colour / colour.max())
+        small = cv2.merge([grey * np.float32(c) for c in tint])
         field = cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
         return frame.with_image(cv2.multiply(frame.image, field, dtype=cv2.CV_8U))
 

@@ -76,9 +76,7 @@ def test_screen_photo_page_fills_55_to_85_percent(shape: tuple[int, int]) -> Non
 
 def test_crop_and_deliver_move_points_exactly() -> None:
     image, regions = page()
-    points = np.array(
-        [[c for r in regions for c in r.quad][0], [700.0, 900.0], *box_to_quad((0, 0, 768, 1024))]
-    )
+    points = np.array([regions[0].quad[0], [700.0, 900.0], *box_to_quad((0, 0, 768, 1024))])
     frame = Frame(image, points, deliver=400)
     cropped = Crop.apply(frame, {"box": [10, 20, 700, 1000]})
     assert np.allclose(cropped.points, points - [10, 20])
