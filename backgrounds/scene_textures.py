@@ -4,7 +4,9 @@ Each texture is `<kind>-<variant>` with variants 0, 1, 2 (the variant is the
 seed). Opaque kinds (paper, ruled, grid, wood, wall, fabric, desk) are
 full-colour tiles; overlay kinds (grain, chalk, smudge) are RGBA tiles of low
 alpha that a scene lays over its own background colour, so they tint any
-validated colour. Generation is pure; the renderer caches the encoded tiles.
+validated colour. Every tile is periodic (its right edge continues into its
+left, its bottom into its top), so a repeated tile shows no seam. Generation
+is pure; the renderer caches the encoded tiles.
 """
 
 from __future__ import annotations
@@ -13,11 +15,10 @@ import io
 import re
 from collections.abc import Callable
 
-import cv2
 import numpy as np
 from PIL import Image
 
-from itemshot.backgrounds.noise import fbm, grain
+from itemshot.backgrounds.noise import blur, fbm, grain
 from itemshot.backgrounds.texture_names import (
     KINDS,
     OVERLAY_KINDS,
@@ -39,7 +40,9 @@ _BORROWED: dict[str, tuple[str, tuple[str, str, str]]] = {
 
 
 def _lines(variant: int, grid: bool) -> np.ndarray:
-    paper = make_texture("paper", TILE, TILE, 100 + variant, ("copy", "cream", "copy")[variant])
+    paper = make_texture(
+        "paper", TILE, TILE, 100 + variant, ("copy", "cream", "copy")[variant], periodic=True
+    )
     image = paper.astype(np.float32)
     step = (32, 28, 32)[variant]  # divides the tile, so the pattern repeats seamlessly
     ink = np.array([(150, 180, 215), (160, 190, 205), (170, 200, 170)][variant], np.float32)
@@ -56,17 +59,15 @@ def _overlay(kind: str, variant: int) -> np.ndarray:
         alpha = np.clip(np.abs(grain(rng, TILE, TILE, 10.0)) * 1.4, 0, 30)
         color = np.zeros((TILE, TILE, 3), np.float32) + 90
     elif kind == "chalk":
-        dust = np.clip(0.5 + 1.8 * fbm(rng, TILE, TILE, cells=2.5, octaves=4), 0, 1) * 26
-        strokes = cv2.GaussianBlur(
-            np.abs(grain(rng, TILE, TILE, 1.0)), (0, 0), sigmaX=3.0, sigmaY=0.6
-        )
+        dust = fbm(rng, TILE, TILE, cells=2.5, octaves=4, periodic=True)
+        dust = np.clip(0.5 + 1.8 * dust, 0, 1) * 26
+        strokes = blur(np.abs(grain(rng, TILE, TILE, 1.0)), 3.0, 0.6, periodic=True)
         alpha = dust + np.clip(strokes * 40 - 8, 0, 18) + np.abs(grain(rng, TILE, TILE, 5.0))
         color = np.zeros((TILE, TILE, 3), np.float32) + 235
     else:  # whiteboard smudges: faint grey-blue wipes
-        field = np.clip(0.4 + 2.0 * fbm(rng, TILE, TILE, cells=1.8, octaves=3), 0, 1)
-        wipes = cv2.GaussianBlur(
-            np.abs(grain(rng, TILE, TILE, 1.0)), (0, 0), sigmaX=14.0, sigmaY=1.5
-        )
+        field = fbm(rng, TILE, TILE, cells=1.8, octaves=3, periodic=True)
+        field = np.clip(0.4 + 2.0 * field, 0, 1)
+        wipes = blur(np.abs(grain(rng, TILE, TILE, 1.0)), 14.0, 1.5, periodic=True)
         alpha = field * 14 + np.clip(wipes * 60 - 10, 0, 10)
         color = np.full((TILE, TILE, 3), (120, 130, 150), np.float32)
     rgba = np.dstack([color, np.clip(alpha, 0, 255)])
@@ -77,7 +78,8 @@ def _opaque(kind: str, variant: int) -> np.ndarray:
     if kind in ("ruled", "grid"):
         return _lines(variant, grid=kind == "grid")
     base, names = _BORROWED[kind]
-    return make_texture(base, TILE, TILE, 200 + variant, names[variant]).astype(np.float32)
+    texture = make_texture(base, TILE, TILE, 200 + variant, names[variant], periodic=True)
+    return texture.astype(np.float32)
 
 
 _MAKERS: dict[bool, Callable[[str, int], np.ndarray]] = {True: _overlay, False: _opaque}

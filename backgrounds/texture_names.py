@@ -6,7 +6,7 @@ Each texture is `<kind>-<variant>` with variants 0, 1, 2.
 from __future__ import annotations
 
 VARIANTS = 3
-CACHE_VERSION = 1  # bump when a generator changes its pixels
+CACHE_VERSION = 2  # bump when a generator changes its pixels (2: periodic, seamless tiles)
 TILE = 512
 OPAQUE_KINDS = ("paper", "ruled", "grid", "wood", "wall", "fabric", "desk")
 OVERLAY_KINDS = ("grain", "chalk", "smudge")

@@ -17,7 +17,7 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
-from itemshot.backgrounds.noise import fbm, grain, streaks
+from itemshot.backgrounds.noise import blur, fbm, grain, streaks
 
 RGB = tuple[int, int, int]
 
@@ -69,40 +69,63 @@ def _mix(a: RGB, b: RGB, t: np.ndarray) -> np.ndarray:
     return ca + (cb - ca) * t[..., None]
 
 
-def _wood(rng: np.random.Generator, w: int, h: int, colors: tuple[RGB, RGB, float]) -> np.ndarray:
+def _wood(
+    rng: np.random.Generator, w: int, h: int, colors: tuple[RGB, RGB, float], periodic: bool
+) -> np.ndarray:
     base, dark, sigma = colors
     plank = int(rng.integers(max(h // 5, 40), max(h // 2, 80)))
     ys = np.arange(h, dtype=np.float32)[:, None]
-    warp = fbm(rng, w, h, cells=3.0, octaves=3) * np.float32(rng.uniform(20, 60))
-    freq = np.float32(2 * np.pi / rng.uniform(10, 26))
+    warp = fbm(rng, w, h, cells=3.0, octaves=3, periodic=periodic) * np.float32(rng.uniform(20, 60))
+    period = rng.uniform(10, 26)
+    offset = 0
+    if periodic:  # whole planks and whole rings per tile, the tile edge mid-plank
+        planks = max(1, round(h / plank))
+        plank = h // planks
+        period = h / max(1, round(h / period))
+        offset = plank // 2
+    freq = np.float32(2 * np.pi / period)
     rings = 0.5 + 0.5 * np.sin((ys + warp) * freq)
-    rings = rings**3 * 0.7 + 0.3 * (0.5 + streaks(rng, w, h, along=60, across=1.5))
+    streak = streaks(rng, w, h, along=60, across=1.5, periodic=periodic)
+    rings = rings**3 * 0.7 + 0.3 * (0.5 + streak)
     image = _mix(base, dark, np.clip(rings, 0, 1))
-    seams = (np.arange(h) % plank) < 2
+    rows = np.arange(h) + offset
+    seams = (rows % plank) < 2
     image[seams] *= np.float32(0.6)
     # each plank a little lighter or darker
-    shade = 1 + 0.08 * (rng.random(h // plank + 1).astype(np.float32) - 0.5)
-    image *= shade[np.arange(h) // plank][:, None, None]
+    count = (rows[-1] if periodic else h) // plank + 1
+    shade = 1 + 0.08 * (rng.random(count).astype(np.float32) - 0.5)
+    if periodic:
+        shade[rows[-1] // plank] = shade[0]  # the plank cut by the tile edge continues
+    image *= shade[rows // plank][:, None, None]
     return image + grain(rng, w, h, sigma)[..., None]
 
 
 def _flat(
-    rng: np.random.Generator, w: int, h: int, colors: tuple[RGB, RGB, float], cells: float
+    rng: np.random.Generator,
+    w: int,
+    h: int,
+    colors: tuple[RGB, RGB, float],
+    cells: float,
+    periodic: bool,
 ) -> np.ndarray:
     base, second, sigma = colors
-    mottle = np.clip(0.5 + 1.6 * fbm(rng, w, h, cells=cells, octaves=4), 0, 1)
+    mottle = np.clip(0.5 + 1.6 * fbm(rng, w, h, cells=cells, octaves=4, periodic=periodic), 0, 1)
     return _mix(base, second, mottle) + grain(rng, w, h, sigma)[..., None]
 
 
-def _desk(rng: np.random.Generator, w: int, h: int, colors: tuple[RGB, RGB, float]) -> np.ndarray:
-    image = _flat(rng, w, h, colors, cells=2.5)
-    image += (streaks(rng, w, h, along=120, across=2.0) * 10)[..., None]
+def _desk(
+    rng: np.random.Generator, w: int, h: int, colors: tuple[RGB, RGB, float], periodic: bool
+) -> np.ndarray:
+    image = _flat(rng, w, h, colors, 2.5, periodic)
+    image += (streaks(rng, w, h, along=120, across=2.0, periodic=periodic) * 10)[..., None]
     return image
 
 
-def _table(rng: np.random.Generator, w: int, h: int, colors: tuple[RGB, RGB, float]) -> np.ndarray:
+def _table(
+    rng: np.random.Generator, w: int, h: int, colors: tuple[RGB, RGB, float], periodic: bool
+) -> np.ndarray:
     base, vein, sigma = colors
-    field = fbm(rng, w, h, cells=4.0, octaves=5)
+    field = fbm(rng, w, h, cells=4.0, octaves=5, periodic=periodic)
     veins = np.exp(-((field * 40) ** 2) / 2.0)  # thin lines along noise level sets
     image = _mix(base, vein, veins * np.float32(rng.uniform(0.4, 0.8)))
     speckle = (rng.random((h, w), dtype=np.float32) < 0.02 * sigma / 10).astype(np.float32)
@@ -110,31 +133,46 @@ def _table(rng: np.random.Generator, w: int, h: int, colors: tuple[RGB, RGB, flo
     return image + grain(rng, w, h, sigma)[..., None]
 
 
-def _wall(rng: np.random.Generator, w: int, h: int, colors: tuple[RGB, RGB, float]) -> np.ndarray:
-    image = _flat(rng, w, h, colors, cells=1.5)
-    stipple = cv2.GaussianBlur(grain(rng, w, h, 6.0), (0, 0), 1.2)
+def _wall(
+    rng: np.random.Generator, w: int, h: int, colors: tuple[RGB, RGB, float], periodic: bool
+) -> np.ndarray:
+    image = _flat(rng, w, h, colors, 1.5, periodic)
+    stipple = blur(grain(rng, w, h, 6.0), 1.2, 1.2, periodic)
     return image + stipple[..., None]
 
 
-def _fabric(rng: np.random.Generator, w: int, h: int, colors: tuple[RGB, RGB, float]) -> np.ndarray:
+def _fabric(
+    rng: np.random.Generator, w: int, h: int, colors: tuple[RGB, RGB, float], periodic: bool
+) -> np.ndarray:
     base, dark, sigma = colors
-    period = np.float32(rng.uniform(3.0, 6.0))
+    period = rng.uniform(3.0, 6.0)
+    period_x = period_y = np.float32(period)
+    if periodic:  # whole threads per tile
+        period_x = np.float32(w / round(w / period))
+        period_y = np.float32(h / round(h / period))
     xs = np.arange(w, dtype=np.float32)[None, :]
     ys = np.arange(h, dtype=np.float32)[:, None]
-    wobble = fbm(rng, w, h, cells=6.0, octaves=2) * np.float32(3.0)
-    weave = np.cos(2 * np.pi * (xs + wobble) / period) * np.cos(2 * np.pi * (ys - wobble) / period)
-    t = np.clip(0.5 + 0.35 * weave + 0.8 * fbm(rng, w, h, cells=8.0, octaves=3), 0, 1)
+    wobble = fbm(rng, w, h, cells=6.0, octaves=2, periodic=periodic) * np.float32(3.0)
+    weave = np.cos(2 * np.pi * (xs + wobble) / period_x) * np.cos(
+        2 * np.pi * (ys - wobble) / period_y
+    )
+    mottle = fbm(rng, w, h, cells=8.0, octaves=3, periodic=periodic)
+    t = np.clip(0.5 + 0.35 * weave + 0.8 * mottle, 0, 1)
     return _mix(base, dark, t) + grain(rng, w, h, sigma)[..., None]
 
 
-def _paper(rng: np.random.Generator, w: int, h: int, colors: tuple[RGB, RGB, float]) -> np.ndarray:
-    image = _flat(rng, w, h, colors, cells=3.0)
-    fibres = streaks(rng, w, h, along=12, across=1.0) + streaks(rng, w, h, along=4, across=1.0)
+def _paper(
+    rng: np.random.Generator, w: int, h: int, colors: tuple[RGB, RGB, float], periodic: bool
+) -> np.ndarray:
+    image = _flat(rng, w, h, colors, 3.0, periodic)
+    fibres = streaks(rng, w, h, along=12, across=1.0, periodic=periodic) + streaks(
+        rng, w, h, along=4, across=1.0, periodic=periodic
+    )
     return image + (fibres * colors[2] * 2.5)[..., None]
 
 
 _MAKERS: dict[
-    str, Callable[[np.random.Generator, int, int, tuple[RGB, RGB, float]], np.ndarray]
+    str, Callable[[np.random.Generator, int, int, tuple[RGB, RGB, float], bool], np.ndarray]
 ] = {
     "wood": _wood,
     "desk": _desk,
@@ -168,17 +206,23 @@ def _pick_variant(kind: str, rng: np.random.Generator, variant: str | None) -> s
 
 
 def make_texture(
-    kind: str, width: int, height: int, seed: int, variant: str | None = None
+    kind: str,
+    width: int,
+    height: int,
+    seed: int,
+    variant: str | None = None,
+    periodic: bool = False,
 ) -> np.ndarray:
     """Return a seeded RGB uint8 texture of shape (height, width, 3).
 
     `variant` fixes the look (see `variants(kind)`); by default the seed picks it.
+    A `periodic` texture tiles without seams (for a page that repeats it).
     """
     if width <= 0 or height <= 0:
         raise ValueError(f"texture size must be positive, got {width}x{height}")
     rng = np.random.default_rng(seed)
     pick = _pick_variant(kind, rng, variant)
-    image = _MAKERS[kind](rng, width, height, VARIANTS[kind][pick])
+    image = _MAKERS[kind](rng, width, height, VARIANTS[kind][pick], periodic)
     return np.clip(image, 0, 255).astype(np.uint8)
 
 

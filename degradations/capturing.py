@@ -15,7 +15,7 @@ from itemshot.degradations.presets import pipeline
 from itemshot.degradations.seeding import rng_for
 from itemshot.renderer.records import Layout, Region
 
-PARAMS_VERSION = 2  # 2: same fields; faster warp/backdrop/noise/tone give other pixels
+PARAMS_VERSION = 3  # 3: delivered size, legibility-defined severities, new scene steps
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,7 @@ class Captured:
     regions: tuple[Region, ...]
     width: int
     height: int
+    page: tuple[tuple[float, float], ...] = ()  # the clean page's corners in the final image
 
     def array(self) -> np.ndarray:
         """Return the decoded RGB image."""
@@ -45,10 +46,16 @@ def _pixels(image: bytes | np.ndarray) -> np.ndarray:
     return to_rgb(np.asarray(image))
 
 
-def _points(regions: Sequence[Region]) -> np.ndarray:
-    if not regions:
-        return np.zeros((0, 2), np.float64)
-    return np.asarray([corner for region in regions for corner in region.quad], np.float64)
+def _points(regions: Sequence[Region], width: int, height: int) -> np.ndarray:
+    """Every region corner, then the page corners (clockwise from top-left)."""
+    corners = [corner for region in regions for corner in region.quad]
+    corners += [
+        (0.0, 0.0),
+        (float(width), 0.0),
+        (float(width), float(height)),
+        (0.0, float(height)),
+    ]
+    return np.asarray(corners, np.float64)
 
 
 def _mapped(regions: Sequence[Region], points: np.ndarray) -> tuple[Region, ...]:
@@ -66,29 +73,56 @@ def _finish(frame: Frame, regions: Sequence[Region], params: Params) -> Captured
         image=data,
         format=params["encode"]["format"],
         params=params,
-        regions=_mapped(regions, frame.points),
+        regions=_mapped(regions, frame.points[:-4]),
         width=frame.width,
         height=frame.height,
+        page=tuple((float(x), float(y)) for x, y in frame.page),
     )
 
 
+def _start(pixels: np.ndarray, regions: Sequence[Region], deliver: int) -> Frame:
+    height, width = pixels.shape[:2]
+    return Frame(pixels, _points(regions, width, height), deliver)
+
+
+def delivered_long_side(width: int, height: int, deliver_size: int | None) -> int:
+    """Return the final image's long side: `deliver_size`, or by default the clean image's."""
+    if deliver_size is None:
+        return max(width, height)
+    if isinstance(deliver_size, bool) or not isinstance(deliver_size, int) or deliver_size < 64:
+        raise ValueError(
+            f"deliver size must be a whole number of pixels >= 64, got {deliver_size!r}"
+        )
+    return deliver_size
+
+
 def capture(
-    image: bytes | np.ndarray, regions: Sequence[Region], preset: str, severity: str, seed: int
+    image: bytes | np.ndarray,
+    regions: Sequence[Region],
+    preset: str,
+    severity: str,
+    seed: int,
+    deliver_size: int | None = None,
 ) -> Captured:
     """Simulate capturing a clean render with `preset` at `severity`, seeded only by `seed`.
 
     `image` is encoded bytes or an RGB(A) uint8 array; each region's `quad` must
     be in the clean image's pixels and comes back mapped to the captured image.
+    The captured image's long side is `deliver_size` (the size the model will
+    receive; by default the clean image's): severities are defined by what
+    they leave legible at that size.
     """
     pixels = _pixels(image)
+    deliver = delivered_long_side(pixels.shape[1], pixels.shape[0], deliver_size)
     steps, encode_spec = pipeline(preset, severity)
-    frame, records = steps(Frame(pixels, _points(regions)), seed)
+    frame, records = steps(_start(pixels, regions, deliver), seed)
     params = json_ready(
         {
             "version": PARAMS_VERSION,
             "preset": preset,
             "severity": severity,
             "seed": int(seed),
+            "deliver": {"long_side": deliver, "requested": deliver_size},
             "input": {
                 "width": int(pixels.shape[1]),
                 "height": int(pixels.shape[0]),
@@ -114,14 +148,19 @@ def replay(
             f"clean image is {pixels.shape[1]}x{pixels.shape[0]}, the record was made on "
             f"{expected['width']}x{expected['height']}"
         )
-    frame = Compose.replay(Frame(pixels, _points(regions)), params["steps"])
+    frame = Compose.replay(_start(pixels, regions, params["deliver"]["long_side"]), params["steps"])
     return _finish(frame, regions, json_ready(params))
 
 
 def capture_layout(
-    image: bytes | np.ndarray, layout: Layout, preset: str, severity: str, seed: int
+    image: bytes | np.ndarray,
+    layout: Layout,
+    preset: str,
+    severity: str,
+    seed: int,
+    deliver_size: int | None = None,
 ) -> tuple[Captured, Layout]:
     """Capture a clean render and return the result with its layout moved to the new pixels."""
-    captured = capture(image, layout.regions, preset, severity, seed)
+    captured = capture(image, layout.regions, preset, severity, seed, deliver_size)
     moved = replace(layout, width=captured.width, height=captured.height, regions=captured.regions)
     return captured, moved

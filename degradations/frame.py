@@ -22,10 +22,21 @@ Params = dict[str, Any]
 
 @dataclass(frozen=True)
 class Frame:
-    """An RGB uint8 image with the region corner points it carries (N×2, edge coordinates)."""
+    """An RGB uint8 image with the points it carries (N×2, edge coordinates).
+
+    The points are the corners of every region and, last, the four corners of
+    the clean page, so a step can see where the page is now. `deliver` is the
+    long side of the final image (the size the model will receive).
+    """
 
     image: np.ndarray
     points: np.ndarray
+    deliver: int = 0
+
+    @property
+    def page(self) -> np.ndarray:
+        """Return the page's four corners (4×2) in this frame's pixels."""
+        return self.points[-4:]
 
     @property
     def width(self) -> int:

@@ -8,9 +8,14 @@ from typing import Any
 import cv2
 import numpy as np
 
+from itemshot.degradations import geometry
 from itemshot.degradations.frame import Frame, Params, uniform
+from itemshot.degradations.screen_scene import sample_scene
 
 Sampler = Callable[[np.random.Generator, Frame], Params]
+
+
+FRAME_ASPECTS = (1.0, 4 / 3, 16 / 9)  # a phone camera's photo formats (long / short)
 
 
 def _frame_size(frame: Frame, long_side: int, aspect: float) -> tuple[int, int]:
@@ -19,15 +24,43 @@ def _frame_size(frame: Frame, long_side: int, aspect: float) -> tuple[int, int]:
     return (short, long_side) if frame.height >= frame.width else (long_side, short)
 
 
+def _nearest_aspect(frame: Frame) -> float:
+    """The photo format closest to the page's shape (so the page can fill the frame)."""
+    shape = max(frame.width, frame.height) / min(frame.width, frame.height)
+    return min(FRAME_ASPECTS, key=lambda a: abs(np.log(a / shape)))
+
+
+def _fit(quad: np.ndarray, size: tuple[int, int], margin: float = 0.01) -> np.ndarray:
+    """Move, then if needed shrink, a quad about the frame centre so it lies inside the frame."""
+    out_w, out_h = size
+    lo = np.array([out_w, out_h]) * margin
+    hi = np.array([out_w, out_h]) * (1 - margin)
+    low, high = quad.min(axis=0), quad.max(axis=0)
+    shift = np.where(low < lo, lo - low, 0.0) + np.where(high > hi, hi - high, 0.0)
+    quad = quad + np.where((high - low) <= (hi - lo), shift, 0.0)
+    centre = np.array([out_w, out_h]) / 2
+    offset = quad - centre
+    limit = np.where(offset < 0, centre - lo, hi - centre)
+    need = np.max(np.abs(offset) / limit)
+    return centre + offset / need if need > 1 else quad
+
+
 def _camera_quad(
     rng: np.random.Generator, frame: Frame, size: tuple[int, int], spec: dict[str, Any]
 ) -> np.ndarray:
-    """Where the content's corners land: fitted, offset, keystoned, rolled and jittered."""
+    """Where the content's corners land: fitted, offset, keystoned, rolled and jittered.
+
+    The page's size in the frame is a linear `fill` of the frame or, for
+    `share`, a share of the frame's area; the quad is kept inside the frame.
+    """
     out_w, out_h = size
-    fill = uniform(rng, spec["fill"])
-    zoom = min(out_w * fill / frame.width, out_h * fill / frame.height)
+    if "share" in spec:
+        zoom = np.sqrt(uniform(rng, spec["share"]) * out_w * out_h / (frame.width * frame.height))
+    else:
+        fill = uniform(rng, spec["fill"])
+        zoom = min(out_w * fill / frame.width, out_h * fill / frame.height)
     half_w, half_h = frame.width * zoom / 2, frame.height * zoom / 2
-    slack_x, slack_y = out_w / 2 - half_w, out_h / 2 - half_h
+    slack_x, slack_y = max(0.0, out_w / 2 - half_w), max(0.0, out_h / 2 - half_h)
     cx = out_w / 2 + uniform(rng, (-0.5, 0.5)) * slack_x
     cy = out_h / 2 + uniform(rng, (-0.5, 0.5)) * slack_y
     top = 1 - uniform(rng, spec["keystone"])  # far edge looks shorter
@@ -47,7 +80,7 @@ def _camera_quad(
     rotation = np.array([[np.cos(roll), -np.sin(roll)], [np.sin(roll), np.cos(roll)]])
     quad = quad @ rotation.T
     quad += rng.normal(0.0, spec["jitter"] * max(half_w, half_h), size=(4, 2))
-    return quad + np.array([cx, cy])
+    return _fit(quad + np.array([cx, cy]), size)
 
 
 def _homography(frame: Frame, quad: np.ndarray) -> list[list[float]]:
@@ -102,11 +135,17 @@ def _bend(rng: np.random.Generator, frame: Frame, spec: dict[str, Any]) -> Param
     }
 
 
+def _without_bend(stages: list[Params]) -> list[Params] | None:
+    """The stages the surface under a bent page goes through (None: the same as the page's)."""
+    flat = [stage for stage in stages if stage["kind"] != "bend"]
+    return None if len(flat) == len(stages) else flat
+
+
 def paper_photo(spec: dict[str, Any]) -> Sampler:
-    """Return a sampler of a phone photo of a page lying on a surface."""
+    """Return a sampler of a phone photo of a page lying on a surface (seen in the same warp)."""
 
     def sample(rng: np.random.Generator, frame: Frame) -> Params:
-        size = _frame_size(frame, max(frame.width, frame.height), 4 / 3)
+        size = _frame_size(frame, frame.deliver, _nearest_aspect(frame))
         stages: list[Params] = []
         if rng.random() < spec["p_bend"]:
             stages.append(_bend(rng, frame, spec))
@@ -118,8 +157,10 @@ def paper_photo(spec: dict[str, Any]) -> Sampler:
             "size": list(size),
             "grid": 8,
             "stages": stages,
+            "plane_stages": _without_bend(stages),
             "shading": any(s["kind"] == "bend" for s in stages),
-            "background": {
+            "backdrop": {
+                "kind": "surface",
                 "texture": surfaces[int(rng.integers(len(surfaces)))],
                 "seed": int(rng.integers(2**31 - 1)),
                 "scale": 3.0,
@@ -129,33 +170,68 @@ def paper_photo(spec: dict[str, Any]) -> Sampler:
     return sample
 
 
+def _centre_jacobian(stages: list[Params], size: tuple[int, int]) -> np.ndarray:
+    """Plane px per output px at the frame centre (2×2: rows d(u, v), columns d(x, y))."""
+    cx, cy = size[0] / 2, size[1] / 2
+    probe = np.array([[cx, cy], [cx + 1, cy], [cx, cy + 1]])
+    source, _ = geometry.backward(stages, probe)
+    return np.stack([source[1] - source[0], source[2] - source[0]], axis=1)
+
+
+def _sinc(f: float) -> float:
+    return 1.0 if f == 0 else abs(float(np.sin(np.pi * f) / (np.pi * f)))
+
+
+def moire(
+    rng: np.random.Generator, jacobian: np.ndarray, density: float, spec: dict[str, Any]
+) -> Params:
+    """Return the beat of the screen's pixel grid against the camera's colour lattice.
+
+    The screen pitch (`density` screen px per plane px) and the camera's
+    distance (the Jacobian: plane px per output px) give the grid's frequency
+    on the sensor (`sensor_scale` sensor px per output px); the lattice keeps
+    the difference to its nearest harmonic. Its strength is the subpixel
+    contrast, times the lens's response at the grid frequency, times what
+    survives averaging into one output pixel; beats finer than two output
+    pixels vanish.
+    """
+    sensor_scale = uniform(rng, spec["sensor_long"]) / spec["deliver"]
+    lattice = 2.0  # red and blue sites of a Bayer mosaic repeat every 2 sensor px
+    sigma = uniform(rng, spec["optics"])  # lens blur on the sensor (sensor px)
+    contrast = uniform(rng, spec["subpixel"])
+    record: Params = {"density": density, "sensor_scale": sensor_scale, "lattice": lattice,
+                      "optics_sigma": sigma}  # fmt: skip
+    for axis, name in ((0, "columns"), (1, "rows")):
+        on_sensor = density * jacobian[axis] / sensor_scale  # grid cycles per sensor px (x, y)
+        alias = np.round(lattice * on_sensor)
+        beat = (on_sensor - alias / lattice) * sensor_scale  # cycles per output px
+        frequency = float(np.hypot(*beat))
+        lens = float(np.exp(-2 * (np.pi * sigma) ** 2 * float(np.hypot(*on_sensor)) ** 2))
+        survives = _sinc(frequency) if frequency < 0.5 else 0.0
+        weight = contrast if axis == 0 else contrast * uniform(rng, spec["row_gap"])
+        record[f"alias_{name}"] = [int(a) for a in alias]
+        record[f"period_{name}"] = float(1 / frequency) if frequency > 0 else None
+        record["strength" if axis == 0 else "row_strength"] = min(
+            spec["max_strength"], weight * lens * survives
+        )
+    return record
+
+
 def screen_photo(spec: dict[str, Any]) -> Sampler:
-    """Return a sampler of a phone photo of a display (moiré from its subpixel grid)."""
+    """Return a sampler of a phone photo of a display: the device, the room, the moiré."""
 
     def sample(rng: np.random.Generator, frame: Frame) -> Params:
-        long_side = round(max(frame.width, frame.height) * spec["out_scale"])
-        size = _frame_size(frame, long_side, 4 / 3)
+        scene = sample_scene(rng, frame.width, frame.height)
+        size = _frame_size(frame, frame.deliver, _nearest_aspect(frame))
         quad = _camera_quad(rng, frame, size, spec)
-        surfaces = spec["surfaces"]
-        return {
-            "size": list(size),
-            "grid": 8,
-            "stages": [
-                {"kind": "homography", "matrix": _homography(frame, quad)},
-                _lens(rng, size, spec),
-            ],
-            "shading": False,
-            "subpixel": {
-                "pitch": uniform(rng, spec["pitch"]),
-                "strength": uniform(rng, spec["subpixel"]),
-                "row_gap": uniform(rng, spec["row_gap"]),
-            },
-            "background": {
-                "texture": surfaces[int(rng.integers(len(surfaces)))],
-                "seed": int(rng.integers(2**31 - 1)),
-                "scale": 3.0,
-            },
-        }
+        stages = [
+            {"kind": "homography", "matrix": _homography(frame, quad)},
+            _lens(rng, size, spec),
+        ]
+        jacobian = _centre_jacobian(stages, size)
+        pattern = moire(rng, jacobian, scene["density"], spec | {"deliver": frame.deliver})
+        return {"size": list(size), "grid": 8, "stages": stages, "shading": False,
+                "backdrop": scene, "moire": pattern}  # fmt: skip
 
     return sample
 
@@ -180,7 +256,7 @@ def scanner_skew(spec: dict[str, Any]) -> Sampler:
             "grid": 16,
             "stages": [{"kind": "homography", "matrix": matrix}],
             "shading": False,
-            "background": {"rgb": [lid, lid, lid - 2]},
+            "backdrop": {"kind": "surface", "rgb": [lid, lid, lid - 2]},
         }
 
     return sample

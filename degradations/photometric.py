@@ -223,3 +223,36 @@ class Glare(Transform):
         field = cv2.resize(field, (frame.width, frame.height), interpolation=cv2.INTER_LINEAR)
         lift = cv2.multiply(255 - frame.image, cv2.merge([field, field, field]), dtype=cv2.CV_8U)
         return frame.with_image(cv2.add(frame.image, lift))
+
+
+@register
+class FocusFalloff(Transform):
+    """Depth-of-field falloff: sharp where the camera focused, softer toward the frame's edges."""
+
+    name = "focus_falloff"
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = spec
+
+    def sample(self, rng: np.random.Generator, frame: Frame) -> Params:
+        """Return the focus point (unit coordinates), the sharp radius and the blur at the rim."""
+        return {
+            "centre": [uniform(rng, (0.4, 0.6)), uniform(rng, (0.4, 0.6))],
+            "sharp": uniform(rng, (0.35, 0.55)),
+            "sigma": uniform(rng, self.spec["sigma"]),
+        }
+
+    @classmethod
+    def apply(cls, frame: Frame, params: Params) -> Frame:
+        """Blend a blurred copy in by the squared distance beyond the sharp radius."""
+        if params["sigma"] <= 0:
+            return frame
+        gx, gy = _low_grid(frame.width, frame.height)
+        aspect = frame.width / frame.height
+        cx, cy = params["centre"]
+        rho = np.hypot((gx - cx) * aspect, gy - cy) / np.hypot(0.5 * aspect, 0.5)
+        weight = np.clip((rho - params["sharp"]) / (1 - params["sharp"]), 0, 1) ** 2
+        weight = cv2.resize(weight.astype(np.float32), (frame.width, frame.height))
+        blurred = cv2.GaussianBlur(frame.image, (0, 0), params["sigma"])
+        image = cv2.blendLinear(frame.image, blurred, 1 - weight, weight)
+        return frame.with_image(image)

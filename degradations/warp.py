@@ -2,11 +2,12 @@
 
 `Warp` composes its stages (see `geometry`) into a single backward map, built
 on a coarse grid and interpolated, so a photo's curl, perspective and lens
-distortion cost one `cv2.remap`. What the page does not cover shows a
-background (a `backgrounds` texture or a flat colour). Optional extras that
-live in source coordinates are drawn during the same pass: shading of a bent
-page and the subpixel pattern of a display (whose aliasing by the output grid
-is the moiré of a photographed screen).
+distortion cost one `cv2.remap`. Around the page lies its plane's backdrop (a
+desk texture, or a display and the room around it), drawn in the page's own
+coordinates and seen through the same map, so it tilts with the page.
+Optional extras are drawn in the same pass: shading of a bent page and the
+moiré of a photographed screen (the beat between the screen's pixel grid and
+the camera's colour lattice).
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from typing import Any
 import cv2
 import numpy as np
 
-from itemshot.backgrounds.textures import surface_texture
-from itemshot.degradations import geometry
+from itemshot.degradations import geometry, plane
 from itemshot.degradations.frame import Frame, Params, Transform, register
+from itemshot.degradations.screen_scene import draw_scene
 
 
 def _coarse_positions(size: int, cells: int) -> np.ndarray:
@@ -108,47 +109,130 @@ def shade_source(image: np.ndarray, shade: np.ndarray) -> np.ndarray:
     return out
 
 
-def background(spec: dict[str, Any], width: int, height: int) -> np.ndarray:
-    """Return the backdrop behind a warped page: a texture (made small, scaled up) or a colour."""
+def plane_box(coarse: np.ndarray, limit: tuple[float, float, float, float]) -> list[int]:
+    """Return the plane rectangle (x0, y0, x1, y1, edge coordinates) the output frame sees.
+
+    Taken from the coarse backward map, grown by a grid cell, clipped to `limit`
+    (far perspective can reach far away; nothing beyond the limit is drawn).
+    """
+    xs, ys = coarse[..., 0] + 0.5, coarse[..., 1] + 0.5
+    valid = (xs > geometry.OUTSIDE / 2) & (ys > geometry.OUTSIDE / 2)
+    if not valid.any():
+        return [0, 0, 1, 1]
+    cell = float(
+        max(np.abs(np.diff(xs, axis=1)).max(initial=1), np.abs(np.diff(ys, axis=0)).max(initial=1))
+    )
+    x0 = max(limit[0], float(xs[valid].min()) - cell)
+    y0 = max(limit[1], float(ys[valid].min()) - cell)
+    x1 = min(limit[2], float(xs[valid].max()) + cell)
+    y1 = min(limit[3], float(ys[valid].max()) + cell)
+    return [int(np.floor(x0)), int(np.floor(y0)), max(int(np.ceil(x1)), int(np.floor(x0)) + 1),
+            max(int(np.ceil(y1)), int(np.floor(y0)) + 1)]  # fmt: skip
+
+
+def draw_surface(
+    spec: dict[str, Any], box: list[int], scale: float, extent: tuple[float, float, float, float]
+) -> np.ndarray:
+    """Return a surface texture (desk, table, wall, …) or flat colour covering `box` at `scale`."""
     if "rgb" in spec:
+        width, height = plane.pixels(box, scale)
         return np.full((height, width, 3), spec["rgb"], np.uint8)
-    scale = float(spec.get("scale", 1.0))
-    small_w, small_h = max(8, round(width / scale)), max(8, round(height / scale))
-    texture = surface_texture(spec["texture"], small_w, small_h, int(spec["seed"]))
-    if (small_w, small_h) == (width, height):
-        return texture
-    return cv2.resize(texture, (width, height), interpolation=cv2.INTER_LINEAR)
+    return plane.texture_over(spec["texture"], int(spec["seed"]), box, scale, extent)
+
+
+def remap_backdrop(
+    backdrop: np.ndarray, coarse: np.ndarray, size: tuple[int, int], box: list[int], scale: float
+) -> np.ndarray:
+    """Return the plane backdrop (drawn over `box` at `scale`) seen through the coarse map.
+
+    A backdrop is soft detail, drawn at `scale` plane px per pixel: it is
+    remapped at that reduced resolution and enlarged to the output.
+    """
+    width, height = size
+    reduce = max(1.0, min(3.0, scale))
+    half = (max(2, round(width / reduce)), max(2, round(height / reduce)))
+    to_backdrop = (coarse + np.float32(0.5) - np.array(box[:2], np.float32)) * np.float32(
+        1.0 / scale
+    ) - np.float32(0.5)
+    maps = full_maps(to_backdrop, *half)
+    small = cv2.remap(backdrop, maps, None, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return cv2.resize(small, (width, height), interpolation=cv2.INTER_LINEAR)
 
 
 _COS = (0.5 - 0.5 * np.cos(np.linspace(0, 2 * np.pi, 256, endpoint=False))).astype(np.float32)
 
 
-def _phase(coordinate: np.ndarray, pitch: float) -> np.ndarray:
-    """Return the position within the pixel period as a byte (256 steps per `pitch`)."""
-    return (coordinate * np.float32(256.0 / pitch)).astype(np.int32).astype(np.uint8)
+def _phase_byte(theta: np.ndarray) -> np.ndarray:
+    """Return the fractional part of `theta` (cycles) as a byte: 256 steps per cycle."""
+    return (theta * np.float32(256.0)).astype(np.int32).astype(np.uint8)
 
 
-def subpixel_mask(map_x: np.ndarray, map_y: np.ndarray, spec: dict[str, Any]) -> np.ndarray:
-    """Return a 3-channel multiplicative mask of RGB stripes and row gaps in source space."""
-    pitch = float(spec["pitch"])
-    strength = np.float32(spec["strength"])
-    gap = np.float32(spec["row_gap"])
+def beat_phases(
+    coarse: np.ndarray, size: tuple[int, int], grid: int, spec: dict[str, Any]
+) -> np.ndarray:
+    """Return the moiré's column and row phases (cycles, h×w×2) at every output pixel.
+
+    The screen's pixel grid (`density` screen px per plane px) is sampled by
+    the camera's colour lattice (`lattice` sensor px, `sensor_scale` sensor px
+    per output px); what survives is the beat between the two: the grid's
+    phase minus the nearest lattice harmonic `alias` (one integer vector for
+    columns, one for rows), which varies slowly where the two nearly agree.
+    Both terms are smooth, so the phase is computed on the warp's coarse grid
+    and interpolated like the map itself.
+    """
+    width, height = size
+    centres = _coarse_grid(width, height, grid)  # output edge coordinates
+    sensor = centres * np.float32(spec["sensor_scale"] / spec["lattice"])
+    theta = (coarse.astype(np.float64) + 0.5) * spec["density"]
+    for channel, alias in enumerate((spec["alias_columns"], spec["alias_rows"])):
+        theta[..., channel] -= sensor[..., 0] * alias[0] + sensor[..., 1] * alias[1]
+    return full_maps(theta.astype(np.float32), width, height)
+
+
+def _byte_table(values: np.ndarray) -> np.ndarray:
+    return np.clip(np.round(values * 255), 0, 255).astype(np.uint8)
+
+
+def moire_mask(phases: np.ndarray, spec: dict[str, Any]) -> np.ndarray:
+    """Return a 3-channel multiplicative mask (uint8, 255 = 1): colour stripes and row bands."""
+    columns, rows = cv2.split(phases)
+    strength = float(spec["strength"])
+    gap = float(spec["row_strength"])
     steps = np.arange(256)
     # channel c is lit at its third of the period: a table per channel, indexed by phase
-    stripes = np.stack(
-        [_COS[(steps + (256 * c) // 3 + 128) & 255] for c in range(3)], axis=1
-    ).astype(np.float32)
-    stripes = (np.float32(1.0) - strength * (np.float32(1.0) - stripes)).reshape(256, 1, 3)
-    rows = np.float32(1.0) - gap * np.abs(_COS - np.float32(0.5)) * np.float32(2.0)
-    phase = _phase(map_x, pitch)
+    stripes = np.stack([_COS[(steps + (256 * c) // 3 + 128) & 255] for c in range(3)], axis=1)
+    stripes = _byte_table(1.0 - strength * (1.0 - stripes)).reshape(256, 1, 3)
+    bands = _byte_table(1.0 - gap * np.abs(_COS - 0.5) * 2.0).reshape(256, 1)
+    phase = _phase_byte(columns)
     factor = cv2.LUT(cv2.merge([phase, phase, phase]), stripes)
-    row_term = cv2.LUT(_phase(map_y, pitch), rows.reshape(256, 1))
-    return cv2.multiply(factor, cv2.merge([row_term, row_term, row_term]))
+    row_term = cv2.LUT(_phase_byte(rows), bands)
+    return cv2.multiply(factor, cv2.merge([row_term, row_term, row_term]), scale=1 / 255)
+
+
+def _inside(coarse: np.ndarray, rect: list[float], size: tuple[int, int]) -> np.ndarray:
+    """Return the 3-channel weight (uint8) of output pixels whose plane point lies in `rect`.
+
+    Found on the coarse grid and interpolated: the boundary is soft over a
+    grid cell, which the bezel's dark edge hides.
+    """
+    x0, y0, x1, y1 = rect
+    weight = cv2.bitwise_and(
+        cv2.inRange(coarse[..., 0], x0 - 0.5, x1 - 0.5),
+        cv2.inRange(coarse[..., 1], y0 - 0.5, y1 - 0.5),
+    )
+    weight = cv2.resize(weight, size, interpolation=cv2.INTER_LINEAR)
+    return cv2.merge([weight, weight, weight])
 
 
 @register
 class Warp(Transform):
-    """Fused geometric warp onto a new canvas: stages sampled by a preset-specific sampler."""
+    """Fused geometric warp onto a new canvas: stages sampled by a preset-specific sampler.
+
+    The page lies in a plane (a desk, a screen) whose backdrop is drawn in the
+    same coordinates and seen through the same camera, so the desk tilts and
+    bends with the camera exactly as the page does; `plane_stages` are the
+    stages the backdrop goes through (the page's, less any bend of the paper).
+    """
 
     name = "warp"
 
@@ -156,37 +240,47 @@ class Warp(Transform):
         self.sampler = sampler
 
     def sample(self, rng: np.random.Generator, frame: Frame) -> Params:
-        """Return size, stages, background and extras drawn by the preset's sampler."""
+        """Return size, stages, backdrop and extras drawn by the preset's sampler."""
         return self.sampler(rng, frame)
 
     @classmethod
     def apply(cls, frame: Frame, params: Params) -> Frame:
-        """Remap the frame through every stage onto the output canvas."""
+        """Remap the backdrop and the page through every stage onto the output canvas."""
         width, height = params["size"]
         stages = params["stages"]
         grid = int(params.get("grid", 8))
         coarse, _ = coarse_maps(stages, width, height, grid)
         maps = full_maps(coarse, width, height)
-        fixed, frac = cv2.convertMaps(maps, None, cv2.CV_16SC2)
+        plane_stages = params.get("plane_stages")
+        plane_coarse = (
+            coarse if plane_stages is None else coarse_maps(plane_stages, width, height, grid)[0]
+        )
         source = frame.image
         if params.get("shading"):
             shade = source_shading(stages, frame.width, frame.height, grid)
             source = shade_source(source, shade)
-        image = background(params["background"], width, height)
-        if not params.get("subpixel"):
-            cv2.remap(
-                source, fixed, frac, cv2.INTER_LINEAR, dst=image, borderMode=cv2.BORDER_TRANSPARENT
-            )
+        backdrop = params["backdrop"]
+        scale = float(backdrop.get("scale", 1.0))
+        w, h = frame.width, frame.height
+        extent = plane.reach(w, h)
+        box = plane_box(plane_coarse, extent)
+        if backdrop["kind"] == "screen":
+            drawn = draw_scene(backdrop, box, scale, extent)
         else:
-            map_x, map_y = cv2.split(maps)
-            factor = subpixel_mask(map_x, map_y, params["subpixel"])
-            page = cv2.remap(source, fixed, frac, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
-            page = cv2.multiply(page, factor, dtype=cv2.CV_8U)
-            inside = cv2.bitwise_and(
-                cv2.inRange(map_x, -0.5, source.shape[1] - 0.5),
-                cv2.inRange(map_y, -0.5, source.shape[0] - 0.5),
-            )
-            cv2.copyTo(page, inside, image)
+            drawn = draw_surface(backdrop, box, scale, extent)
+        image = remap_backdrop(drawn, plane_coarse, (width, height), box, scale)
+        fixed, frac = cv2.convertMaps(maps, None, cv2.CV_16SC2)
+        cv2.remap(
+            source, fixed, frac, cv2.INTER_LINEAR, dst=image, borderMode=cv2.BORDER_TRANSPARENT
+        )
+        moire = params.get("moire")
+        if moire and moire["strength"] + moire["row_strength"] > 0:
+            phases = beat_phases(plane_coarse, (width, height), grid, moire)
+            mask = moire_mask(phases, moire)
+            # outside the screen the mask fades to 1: mask' = 255 − (255 − mask)·weight
+            screen = _inside(plane_coarse, backdrop["screen"]["rect"], (width, height))
+            darkening = cv2.multiply(cv2.subtract(255, mask), screen, scale=1 / 255)
+            image = cv2.multiply(image, cv2.subtract(255, darkening), scale=1 / 255)
         points = geometry.forward(stages, frame.points)
         return frame.with_image(image, points)
 
@@ -214,30 +308,3 @@ def place_points(
 ) -> np.ndarray:
     """Return points scaled then moved by (x, y): the mapping of `resize_image` + `paste`."""
     return points * np.array([scale_x, scale_y]) + np.array([x, y])
-
-
-@register
-class Downscale(Transform):
-    """Shrink the whole frame by a factor (screenshots shared or saved at lower size)."""
-
-    name = "downscale"
-
-    def __init__(self, factor: tuple[float, float] = (1.0, 1.0)) -> None:
-        self.factor = factor
-
-    def sample(self, rng: np.random.Generator, frame: Frame) -> Params:
-        """Return the target size for a factor drawn from the range."""
-        low, high = self.factor
-        factor = float(rng.uniform(low, high)) if high > low else float(low)
-        return {
-            "factor": factor,
-            "size": [max(1, round(frame.width * factor)), max(1, round(frame.height * factor))],
-        }
-
-    @classmethod
-    def apply(cls, frame: Frame, params: Params) -> Frame:
-        """Resize to `size` and scale the points by the exact ratios."""
-        width, height = params["size"]
-        image = resize_image(frame.image, width, height)
-        points = place_points(frame.points, width / frame.width, height / frame.height, 0, 0)
-        return frame.with_image(image, points)

@@ -55,6 +55,7 @@ PRESENTATION_PARAMETERS = (
     "resolution",
     "capture",
     "severity",
+    "deliver_size",
 )
 
 Level = str | int | Sequence[str | int] | None
@@ -243,6 +244,7 @@ def render(
     resolution: Level = None,
     capture: Level = None,
     severity: Level = None,
+    deliver_size: Level = None,
     preset: str | None = None,
     backend: str = "chromium",
     generative: GenerativeOptions | None = None,
@@ -257,7 +259,9 @@ def render(
     """Render items as vision-only images into `out`, capture and verify them.
 
     Presentation parameters take a value, a list (every combination) or
-    `"random"`; `preset` (`jmmmu_pro`, `mmmu_pro`, `uniform`) chooses the look
+    `"random"`; `deliver_size` is the long side of a captured image as the
+    model will receive it (default the render's), applied inside the capture
+    so its severity is judged at that size; `preset` (`jmmmu_pro`, `mmmu_pro`, `uniform`) chooses the look
     per item instead. `backend` is `chromium`, `nanobanana` or `hybrid`
     (`generative` holds the model options; the key comes from GEMINI_API_KEY).
     Jobs already in `out` with the same key are kept, so a killed run resumes.
@@ -283,6 +287,7 @@ def render(
         "resolution": resolution,
         "capture": capture,
         "severity": severity,
+        "deliver_size": deliver_size,
     }
     if preset and any(v is not None for v in levels.values()):
         raise PresentationError("preset", "a preset replaces the presentation parameters")
@@ -378,15 +383,18 @@ def capture(
     seed: int = 0,
     *,
     layout: Layout | None = None,
+    deliver_size: int | None = None,
 ) -> Captured:
     """Simulate capturing a clean image (screenshot, phone photo, scan), replayably.
 
     The result holds the encoded image, every sampled parameter, and the
     layout's regions mapped into the captured pixels when `layout` is given.
+    Its long side is `deliver_size` (default: the clean image's).
     """
     from itemshot.degradations import capture as apply_capture
 
-    return apply_capture(image, layout.regions if layout else (), preset, severity, seed)
+    regions = layout.regions if layout else ()
+    return apply_capture(image, regions, preset, severity, seed, deliver_size)
 
 
 def verify(

@@ -12,7 +12,7 @@ from itemshot.renderer.presentation import Presentation, PresentationError, Pres
 from itemshot.renderer.seeds import canonical_json, derive_seed, stable_hash
 
 # Bump when a change to templates or backend changes the pixels of existing jobs.
-RENDERER_VERSION = "1"
+RENDERER_VERSION = "2"  # 2: seamless (periodic) scene texture tiles
 
 
 FIGURE_MODES = ("show", "placeholder", "omit")

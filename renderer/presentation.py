@@ -140,6 +140,7 @@ class Presentation:
     severity: str = "medium"
     font_face: str = "auto"
     texture: str = "none"
+    deliver_size: int | None = None  # long side of a captured image; None: the render's
 
     def __post_init__(self) -> None:
         _check_choice("scene", self.scene, SCENES)
@@ -178,6 +179,8 @@ class Presentation:
         _check_range("resolution", self.resolution, RESOLUTION_RANGE)
         _check_choice("capture", self.capture, CAPTURES)
         _check_choice("severity", self.severity, SEVERITIES)
+        if self.deliver_size is not None:
+            _check_range("deliver_size", self.deliver_size, RESOLUTION_RANGE)
 
     def css_color(self) -> str:
         """Return the background colour as CSS `#rrggbb` (validated, never free text)."""
@@ -232,6 +235,7 @@ class PresentationSpec:
     severity: str | None = None
     font_face: str | None = None
     texture: str | None = None
+    deliver_size: int | None = None
 
     def resolve(self, rng: random.Random) -> Presentation:
         """Return a concrete Presentation, sampling `random` fields from `rng` in field order."""

@@ -4,7 +4,10 @@ Every fixture item is rendered by the real renderer, captured with every preset
 at every severity, and its question region is cut out of the captured image by
 warping the mapped quad back to a rectangle; tesseract reads the crop and the
 verifier's similarity (1 − Levenshtein / max length, normalised) compares it to
-the DOM text.
+the DOM text. The captures are checked to have run every step of every preset
+and every optional part of a step (a bent page, an object at the edge, a
+visible moiré, a back page showing through, a re-save), so the quads are
+tested through all of them.
 """
 
 from __future__ import annotations
@@ -58,6 +61,31 @@ def read(crop: np.ndarray) -> str:
     return pytesseract.image_to_string(crop, lang="eng", config="--psm 6")
 
 
+def exercised(params: dict) -> set[str]:
+    """Return the steps, and the optional parts of steps, that a capture record ran."""
+    found = set()
+    for step in params["steps"]:
+        name, values = step["name"], step["params"]
+        found.add(name)
+        if name == "warp" and any(s["kind"] == "bend" for s in values["stages"]):
+            found.add("warp:bend")
+        if name == "warp" and (values.get("moire") or {}).get("strength", 0) > 0:
+            found.add("warp:moire")
+        if name == "occluder" and values["kind"]:
+            found.add(f"occluder:{values['kind']}")
+        if name == "deliver" and values["via"]:
+            found.add("deliver:resave")
+    return found
+
+
+EXPECTED_PARTS = {
+    "warp", "warp:bend", "warp:moire", "occluder", "occluder:hand", "occluder:pen",
+    "occluder:phone", "deliver", "deliver:resave", "crop", "browser_window", "phone_screen",
+    "lighting", "tone_balance", "glare", "focus_falloff", "camera_blur", "sensor_noise",
+    "paper_grain", "bleed_through", "scan_resolution", "toner_noise",
+}  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def scores(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], list[float]]:
     """Similarity of the question crop per (preset, severity), one value per fixture item."""
@@ -68,6 +96,7 @@ def scores(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], li
     assert status == 0
     jobs = []
     scored = 0
+    parts: set[str] = set()
     for index, png in enumerate(sorted((out / "images").glob("*.png"))):
         layout = Layout.from_dict(json.loads(png.with_suffix(".json").read_text())["layout"])
         question = layout.region("question")
@@ -78,10 +107,12 @@ def scores(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], li
         for preset in PRESETS:
             for severity in SEVERITIES:
                 captured = capture(data, [question], preset, severity, seed=500 + index)
+                parts |= exercised(captured.params)
                 crop = crop_region(captured.array(), question, captured.regions[0])
                 jobs.append(((preset, severity), question.text, crop))
     # Every fixture item with a text question (all but figure-only stems) is scored.
     assert scored >= 18 and len(jobs) == scored * len(PRESETS) * len(SEVERITIES)
+    assert parts >= EXPECTED_PARTS, f"steps never run: {sorted(EXPECTED_PARTS - parts)}"
     with ThreadPoolExecutor(max_workers=2) as pool:
         texts = list(pool.map(lambda job: read(job[2]), jobs))
     table: dict[tuple[str, str], list[float]] = {}

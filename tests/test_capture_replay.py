@@ -53,7 +53,9 @@ def test_params_record_every_step_and_encoding(renders: list[tuple[bytes, Layout
     png, layout = renders[0]
     captured = capture(png, layout.regions, "phone_photo_paper", "strong", seed=3)
     names = [step["name"] for step in captured.params["steps"]]
-    assert names == ["warp", "lighting", "tone_balance", "camera_blur", "sensor_noise"]
+    assert names == [
+        "warp", "occluder", "lighting", "tone_balance", "camera_blur", "sensor_noise", "deliver",
+    ]  # fmt: skip
     warp = captured.params["steps"][0]["params"]
     homography = next(s for s in warp["stages"] if s["kind"] == "homography")
     assert np.asarray(homography["matrix"]).shape == (3, 3)

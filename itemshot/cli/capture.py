@@ -41,6 +41,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--preset", choices=PRESETS, required=True)
     parser.add_argument("--severity", choices=SEVERITIES, default="medium")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--deliver-size", type=int, default=None,
+                        help="long side in px as the model receives it (default: the render's)")  # fmt: skip
     parser.add_argument("--out", type=Path, required=True, help="captured image path")
     parser.set_defaults(handler=cmd_capture)
 
@@ -56,7 +58,13 @@ def cmd_capture(args: argparse.Namespace) -> int:
     except (OSError, ValueError, KeyError, TypeError) as error:
         print(f"itemshot capture: cannot read input: {error}")
         return 2
-    captured, moved = capture_layout(data, layout, args.preset, args.severity, args.seed)
+    try:
+        captured, moved = capture_layout(
+            data, layout, args.preset, args.severity, args.seed, args.deliver_size
+        )
+    except ValueError as error:
+        print(f"itemshot capture: {error}")
+        return 2
     out = args.out
     if out.suffix.lower() not in (".jpg", ".jpeg", ".png") or (
         (out.suffix.lower() == ".png") != (captured.format == "png")

@@ -47,6 +47,10 @@ PRESENTATION_FLAGS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "resolution": ("long side in px", None),
     "capture": ("capture simulation", CAPTURES),
     "severity": ("capture severity", SEVERITIES),
+    "deliver_size": (
+        "long side in px of a captured image as the model receives it (default: the render's)",
+        None,
+    ),
 }
 
 
@@ -214,7 +218,7 @@ def presentation_levels(args: argparse.Namespace) -> dict[str, Any]:
         values: list[Any] = []
         for part in str(raw).split(","):
             part = part.strip()
-            if name in ("font_size", "resolution") and part != RANDOM:
+            if name in ("font_size", "resolution", "deliver_size") and part != RANDOM:
                 if not part.isdigit():
                     raise PresentationError(name, f"{part!r} is not a whole number")
                 values.append(int(part))

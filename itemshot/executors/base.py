@@ -63,6 +63,7 @@ async def produce(backend: Backend, job: Job) -> JobResult:
         job.presentation.capture,
         job.presentation.severity,
         derive_seed(job.seed, "capture"),
+        job.presentation.deliver_size,
     )
     return JobResult(job, rendered, captured.image, captured.suffix, layout, captured.params)
 
