@@ -9,10 +9,12 @@ is the same whatever ran them.
 
 from __future__ import annotations
 
+import errno
 import json
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,9 +30,38 @@ from itemshot.renderer.output import (
     write_jsonl,
 )
 
-__all__ = ["MANIFEST", "SUMMARY", "RunSettings", "RunSummary", "run_jobs", "write_result"]
+__all__ = [
+    "MANIFEST",
+    "SUMMARY",
+    "OutputError",
+    "RunSettings",
+    "RunSummary",
+    "run_jobs",
+    "write_result",
+]
 
 Event = dict[str, Any]
+
+
+class OutputError(OSError):
+    """The output folder cannot be written (disk full, quota, read-only): the run stopped.
+
+    Every job written before it is complete (its sidecar is written last) and
+    nothing half-written is left, so the same command resumes once there is room.
+    """
+
+
+_OUTPUT_ERRNOS = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exceeded"}
+
+
+def _output_error(error: OSError, out: Path, what: str, written: int) -> OutputError:
+    problem = _OUTPUT_ERRNOS.get(error.errno or 0) or error.strerror or str(error)
+    return OutputError(
+        error.errno,
+        f"cannot write {what} in {out}: {problem}. The run stopped; the {written} jobs "
+        "written before are complete and nothing half-written is left: make room and run "
+        "the same command again to finish it",
+    )
 
 
 @dataclass(frozen=True)
@@ -176,12 +207,18 @@ def run_jobs(
 
             browsers = max(1, min(settings.workers, len(todo)))
             executor = LocalExecutor(chromium_factory(browsers, settings.pages_per_worker))
-        for result in executor.run(todo):
-            row = write_result(out, result)
-            rows[position[result.job.key]] = row
-            if row["status"] == "ok":
-                summary.rendered += 1
-            emit({"event": row["status"], "item_id": result.job.item.id, "row": row})
+        # Closed on any exit, so the executor stops its workers when a write fails.
+        with closing(executor.run(todo)) as results:
+            for result in results:
+                try:
+                    row = write_result(out, result)
+                except OSError as error:
+                    written = summary.skipped + summary.rendered
+                    raise _output_error(error, out, result.job.image_path, written) from error
+                rows[position[result.job.key]] = row
+                if row["status"] == "ok":
+                    summary.rendered += 1
+                emit({"event": row["status"], "item_id": result.job.item.id, "row": row})
         summary.startup_seconds = executor.startup_seconds
     summary.seconds = time.perf_counter() - started
     finished = [r for r in rows if r is not None]
@@ -198,6 +235,9 @@ def run_jobs(
                     "message": error.get("message"),
                 }
             )
-    write_jsonl(out / MANIFEST, finished)
-    atomic_write_json(out / SUMMARY, summary.as_dict())
+    try:
+        write_jsonl(out / MANIFEST, finished)
+        atomic_write_json(out / SUMMARY, summary.as_dict())
+    except OSError as error:
+        raise _output_error(error, out, MANIFEST, summary.skipped + summary.rendered) from error
     return summary
