@@ -307,7 +307,6 @@ def _render_chromium(
     on_event: Callable[[dict[str, Any]], None] | None,
     console: Console,
 ) -> RunResult:
-    from itemshot.executors.select import task_mapper
     from itemshot.pipeline import RunSettings, run_jobs
     from itemshot.renderer.jobs import JobRequest, plan
     from itemshot.renderer.manifest import MANIFEST, SUMMARY
@@ -328,13 +327,13 @@ def _render_chromium(
     audit = None
     if verify and summary.rendered + summary.skipped > 0:
         items = {r.item.id: r.item for r in requests if isinstance(r, JobRequest)}
-        audit = _verify_set(
+        audit = verify_set(
             out,
             list(items.values()),
             workers=workers,
             progress=progress,
             console=console,
-            map_tasks=task_mapper(executor),
+            executor=executor,
         )
         if status == EXIT_OK and audit.failed:
             status = EXIT_UNVERIFIED
@@ -448,32 +447,10 @@ def verify_set(
     """Verify every rendered image of an output set; write verdicts and the audit report.
 
     `executor="ray"` runs the checks as one-CPU tasks on the Ray cluster at
-    `address` (the images travel with them); the verdicts are the same.
+    `address` (the images travel with them); the verdicts are the same. An
+    executor object is used as it is (and stays open).
     """
     from itemshot.executors.select import open_executor, task_mapper
-
-    with open_executor(executor, address=address, workers=workers or 1) as chosen:
-        return _verify_set(
-            out,
-            items,
-            thresholds=thresholds,
-            workers=workers,
-            progress=progress,
-            console=console,
-            map_tasks=task_mapper(chosen),
-        )
-
-
-def _verify_set(
-    out: Path,
-    items: Sequence[Item] | None = None,
-    *,
-    thresholds: Thresholds | None = None,
-    workers: int | None = None,
-    progress: bool = True,
-    console: Console | None = None,
-    map_tasks: Callable[..., list[Any]] | None = None,
-) -> AuditSummary:
     from itemshot.renderer.manifest import MANIFEST
     from itemshot.renderer.output import read_jsonl
     from itemshot.verify import verify_output_set
@@ -481,14 +458,17 @@ def _verify_set(
     console = console or Console(stderr=True, quiet=not progress)
     manifest = out / MANIFEST
     total = sum(1 for row in read_jsonl(manifest) if row.get("status") == "ok")
-    with progress_bar(console, total, "verifying", hidden=not progress) as advance:
+    with (
+        open_executor(executor, address=address, workers=workers or 1) as chosen,
+        progress_bar(console, total, "verifying", hidden=not progress) as advance,
+    ):
         return verify_output_set(
             out,
             items=list(items) if items is not None else None,
             thresholds=thresholds,
             workers=max(1, workers) if workers else None,
             on_progress=advance,
-            map_tasks=map_tasks,
+            map_tasks=task_mapper(chosen),
         )
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from itemshot.executors.local import BackendFactory
+from itemshot.executors.loopback import process_tree
 from itemshot.renderer.backends import FIRST_ATTEMPT, Attempt, Rendered
 from itemshot.renderer.jobs import Job
 
@@ -25,36 +26,11 @@ def command_line(pid: int) -> list[str]:
     return raw.decode(errors="replace").replace("\0", " ").split()
 
 
-def children(pid: int) -> list[int]:
-    """Return the ids of a process's children."""
-    kids: list[int] = []
-    try:
-        tasks = list(Path(f"/proc/{pid}/task").iterdir())
-    except OSError:
-        return kids
-    for task in tasks:
-        try:
-            kids += [int(k) for k in (task / "children").read_text().split()]
-        except OSError:
-            continue
-    return kids
-
-
-def descendants(pid: int) -> list[int]:
-    """Return the ids of every process below `pid`."""
-    found, pending = [], children(pid)
-    while pending:
-        current = pending.pop()
-        found.append(current)
-        pending += children(current)
-    return found
-
-
 def browser_processes(pid: int) -> list[int]:
     """Return the Chromium browser (main) processes below `pid` (not its renderers, GPU…)."""
     return [
         p
-        for p in descendants(pid)
+        for p in process_tree([pid])[1:]
         if (words := command_line(p))
         and Path(words[0]).name == "chromium"
         and not any(w.startswith("--type=") for w in words)

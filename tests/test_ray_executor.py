@@ -14,7 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -123,42 +123,45 @@ def test_sweep_on_ray_gives_the_bytes_of_the_local_executor(
     }
 
 
+def render_with_a_fault(
+    cluster: LoopbackCluster, items: Any, out: Path, fault: Callable[[], None]
+) -> itemshot.RunResult:
+    """Render on 2 actors, causing `fault` once when the first job is done; check nothing is lost."""
+    caused: list[bool] = []
+
+    def on_event(event: dict[str, Any]) -> None:
+        if not caused and event["event"] == "ok":
+            fault()
+            caused.append(True)
+
+    run = render_on_ray(items, out, RayExecutor(cluster.address, actors=2), on_event)
+    assert caused and run.status == 0 and run.render is not None
+    assert run.render.rendered == ITEMS and run.render.failed == 0
+    return run
+
+
 def test_a_killed_actor_process_loses_nothing(
     cluster: LoopbackCluster, items: Any, reference: Path, tmp_path: Path
 ) -> None:
-    killed: list[int] = []
-
-    def kill_an_actor(event: dict[str, Any]) -> None:
-        if killed or event["event"] != "ok":
-            return
+    def kill_an_actor() -> None:
         assert_loopback_only(cluster)
         actors = render_actor_processes(cluster.processes())
         assert len(actors) == 2
         os.kill(actors[0], signal.SIGKILL)
-        killed.append(actors[0])
 
-    run = render_on_ray(items, tmp_path, RayExecutor(cluster.address, actors=2), kill_an_actor)
-    assert killed and run.status == 0 and run.render is not None
-    assert run.render.rendered == ITEMS and run.render.failed == 0
+    render_with_a_fault(cluster, items, tmp_path, kill_an_actor)
     assert_same_set(tmp_path, reference)
 
 
 def test_a_chromium_crash_inside_an_actor_is_recovered(
     cluster: LoopbackCluster, items: Any, reference: Path, tmp_path: Path
 ) -> None:
-    crashed: list[int] = []
-
-    def crash_a_browser(event: dict[str, Any]) -> None:
-        if crashed or event["event"] != "ok":
-            return
+    def crash_a_browser() -> None:
         actor = render_actor_processes(cluster.processes())[0]
         [browser] = browser_processes(actor)
         os.kill(browser, signal.SIGKILL)
-        crashed.append(browser)
 
-    run = render_on_ray(items, tmp_path, RayExecutor(cluster.address, actors=2), crash_a_browser)
-    assert crashed and run.status == 0 and run.render is not None
-    assert run.render.rendered == ITEMS and run.render.failed == 0
+    render_with_a_fault(cluster, items, tmp_path, crash_a_browser)
     assert_same_set(tmp_path, reference)
 
 

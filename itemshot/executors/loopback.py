@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO
 
@@ -33,6 +33,31 @@ STOP_TIMEOUT_S = 10.0
 
 class ClusterFailed(RuntimeError):
     """`ray start` exited before the cluster was up; the message holds its output."""
+
+
+def children(pid: int) -> list[int]:
+    """Return the ids of a process's children (none once it has ended)."""
+    kids: list[int] = []
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return kids
+    for task in tasks:
+        with contextlib.suppress(OSError):
+            kids += [int(k) for k in (task / "children").read_text().split()]
+    return kids
+
+
+def process_tree(roots: Iterable[int]) -> list[int]:
+    """Return the roots and every process below them."""
+    found: list[int] = []
+    pending = list(roots)
+    while pending:
+        pid = pending.pop()
+        if pid not in found:
+            found.append(pid)
+            pending += children(pid)
+    return found
 
 
 def free_port() -> int:
@@ -135,7 +160,7 @@ class LoopbackCluster:
         group of its own inside that session, and a worker's browsers may start
         sessions of their own, so those are found as descendants.
         """
-        table: dict[int, tuple[int, int]] = {}  # pid → (ppid, session)
+        members = []
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
                 continue
@@ -143,15 +168,9 @@ class LoopbackCluster:
                 fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
                 continue
-            if fields[0] != "Z":  # fields: state ppid pgrp session …
-                table[int(entry.name)] = (int(fields[1]), int(fields[3]))
-        found = {pid for pid, (_, session) in table.items() if session == self.pgid}
-        grown = True
-        while grown:
-            below = {pid for pid, (ppid, _) in table.items() if ppid in found} - found
-            found |= below
-            grown = bool(below)
-        return sorted(found)
+            if fields[0] != "Z" and int(fields[3]) == self.pgid:  # state ppid pgrp session
+                members.append(int(entry.name))
+        return sorted(process_tree(members))
 
     def stop(self) -> None:
         """Stop every process of the cluster, each by its id, and remove its temp folder.

@@ -74,8 +74,11 @@ def import_ray(address: str | None) -> Any:
     """Import Ray, switched to loopback addresses when `address` is on this machine."""
     import sys
 
+    already = sys.modules.get("ray")
+    if already is not None and already.is_initialized():
+        return already  # connected by the caller: their cluster, their settings
     if is_loopback(address):
-        if "ray" not in sys.modules:
+        if already is None:
             os.environ[LOOPBACK_SWITCH] = "0"
         else:
             from ray._private import ray_constants
