@@ -42,6 +42,30 @@ def render_actor_processes(pids: list[int]) -> list[int]:
     return [p for p in pids if (words := command_line(p)) and words[0].startswith("ray::Render")]
 
 
+def wait_for_exit(pids: list[int], timeout: float) -> list[int]:
+    """Wait (on pidfds: the kernel signals each exit) until these processes end; return the rest."""
+    import select
+    import time
+
+    fds = {}
+    for pid in pids:
+        try:
+            fds[os.pidfd_open(pid)] = pid
+        except ProcessLookupError:
+            continue  # already gone
+    deadline = time.monotonic() + timeout
+    try:
+        while fds and (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select(list(fds), [], [], left)
+            for fd in ready:
+                os.close(fd)
+                del fds[fd]
+        return sorted(fds.values())
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
 def listening_addresses(pids: list[int]) -> set[str]:
     """Return the local addresses (`ip:port`) of every TCP socket these processes listen on."""
     inodes: set[str] = set()

@@ -30,6 +30,7 @@ from tests.ray_faults import (
     crashing_backend,
     listening_addresses,
     render_actor_processes,
+    wait_for_exit,
 )
 
 pytestmark = pytest.mark.slow
@@ -44,8 +45,14 @@ def cluster() -> Iterator[LoopbackCluster]:
     """Start a 2-CPU Ray cluster on loopback for this module; stop it (by its process group)."""
     with LoopbackCluster(cpus=2, env={"PYTHONPATH": str(ROOT)}) as running:
         yield running
-        leftover = render_actor_processes(running.processes())
-        assert leftover == [], "render actors outlived their runs"
+
+
+@pytest.fixture(autouse=True)
+def no_actor_outlives_its_test(cluster: LoopbackCluster) -> Iterator[None]:
+    """After each test, its render actors end (Ray kills them when their run is done)."""
+    yield
+    actors = render_actor_processes(cluster.processes())
+    assert wait_for_exit(actors, timeout=60) == [], "render actors outlived their run"
 
 
 @pytest.fixture(scope="module")
