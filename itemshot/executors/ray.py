@@ -51,6 +51,10 @@ R = TypeVar("R")
 LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 READY_TIMEOUT_S = 300.0
+# Probes of a restarting actor that may fail in a row before it counts as lost (a
+# probe sent before Ray saw the death fails at once); with every actor lost, the run
+# stops with an error (a re-run resumes).
+MAX_PROBE_FAILURES = 20
 FAULT_REASON = "worker_fault"
 
 
@@ -257,27 +261,57 @@ class RayExecutor:
         return actors
 
     def _dispatch(self, ray: Any, actors: list[Any], jobs: Sequence[Job]) -> Iterator[JobResult]:
-        from ray.exceptions import RayError
+        """Keep every live actor fed, resend what a fault lost, and yield each result."""
+        from ray.exceptions import RayActorError, RayError
 
         todo = deque(jobs)
         tries: dict[str, int] = {}
         load = [0] * len(actors)
         limit = 2 * self.pages  # the slots busy, and as many jobs queued behind them
         flying: dict[Any, _InFlight] = {}
+        # An actor whose process died gets no job until a probe (`ready`) answers
+        # from its restarted process: a job sent meanwhile would fail at once.
+        probes: dict[Any, int] = {}
+        probe_failures = [0] * len(actors)
+        down: set[int] = set()
+
+        def probe(actor: int) -> None:
+            down.add(actor)
+            probes[actors[actor].ready.remote()] = actor
+
         while todo or flying:
             while todo:
-                actor = min(range(len(actors)), key=load.__getitem__)
-                if load[actor] >= limit:
+                free = [i for i in range(len(actors)) if i not in down and load[i] < limit]
+                if not free:
                     break
+                actor = min(free, key=load.__getitem__)
                 job = todo.popleft()
                 flying[actors[actor].produce.remote(job)] = _InFlight(job, actor)
                 load[actor] += 1
-            [ref], _ = ray.wait(list(flying), num_returns=1)
+            [ref], _ = ray.wait([*flying, *probes], num_returns=1)
+            if ref in probes:
+                actor = probes.pop(ref)
+                try:
+                    ray.get(ref)
+                except RayError as error:
+                    probe_failures[actor] += 1
+                    if probe_failures[actor] < MAX_PROBE_FAILURES:
+                        probes[actors[actor].ready.remote()] = actor
+                    elif not probes and len(down) == len(actors):  # every actor is lost
+                        raise RayUnavailable(
+                            f"no render actor came back: {_first_line(_cause(error))}"
+                        ) from None
+                else:
+                    down.discard(actor)
+                    probe_failures[actor] = 0
+                continue
             entry = flying.pop(ref)
             load[entry.actor] -= 1
             try:
                 result = ray.get(ref)
             except RayError as error:
+                if isinstance(error, RayActorError) and entry.actor not in down:
+                    probe(entry.actor)
                 tries[entry.job.key] = tries.get(entry.job.key, 0) + 1
                 if tries[entry.job.key] < self.attempts:
                     todo.appendleft(entry.job)  # again, ahead of the jobs not yet tried
