@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -43,28 +44,45 @@ def tree_rss_bytes(pid: int | None = None) -> int:
     return total
 
 
-class PeakRss:
-    """Context manager sampling the process tree's RSS every `interval` seconds; `.peak` in bytes."""
+class PeakSamples:
+    """Context manager calling `sample` (name → bytes) every `interval` s; `.peaks` per name."""
 
-    def __init__(self, interval: float = 0.1) -> None:
+    def __init__(self, sample: Callable[[], dict[str, int]], interval: float = 0.1) -> None:
+        self.sample = sample
         self.interval = interval
-        self.peak = 0
+        self.peaks: dict[str, int] = {}
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _sample(self) -> None:
+    def _take(self) -> None:
+        for name, value in self.sample().items():
+            self.peaks[name] = max(self.peaks.get(name, 0), value)
+
+    def _run(self) -> None:
         while not self._stop.is_set():
-            self.peak = max(self.peak, tree_rss_bytes())
+            self._take()
             self._stop.wait(self.interval)
 
-    def __enter__(self) -> PeakRss:
+    def __enter__(self) -> PeakSamples:
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
-        self.peak = max(self.peak, tree_rss_bytes())
+        self._take()
+
+
+class PeakRss(PeakSamples):
+    """Context manager sampling the process tree's RSS every `interval` seconds; `.peak` in bytes."""
+
+    def __init__(self, interval: float = 0.1) -> None:
+        super().__init__(lambda: {"tree": tree_rss_bytes()}, interval)
+
+    @property
+    def peak(self) -> int:
+        """Return the highest memory of the process tree seen so far, in bytes."""
+        return self.peaks.get("tree", 0)
 
 
 _TICKS = os.sysconf("SC_CLK_TCK")

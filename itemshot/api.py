@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from itemshot.degradations import Captured
     from itemshot.executors.base import Executor
+    from itemshot.executors.select import ExecutorChoice
     from itemshot.factorial.analysis import AnalysisResults
     from itemshot.factorial.balance import BalanceReport
     from itemshot.factorial.exports import ExportResult
@@ -252,7 +253,8 @@ def render(
     workers: int = 2,
     verify: bool = True,
     progress: bool = True,
-    executor: Executor | None = None,
+    executor: ExecutorChoice = None,
+    address: str | None = None,
     on_event: Callable[[dict[str, Any]], None] | None = None,
     console: Console | None = None,
 ) -> RunResult:
@@ -264,6 +266,10 @@ def render(
     so its severity is judged at that size; `preset` (`jmmmu_pro`, `mmmu_pro`, `uniform`) chooses the look
     per item instead. `backend` is `chromium`, `nanobanana` or `hybrid`
     (`generative` holds the model options; the key comes from GEMINI_API_KEY).
+    `executor` runs the chromium jobs and their verification: `"local"` (the
+    default: `workers` browsers here), `"ray"` (`workers` render actors on the
+    Ray cluster at `address`, default RAY_ADDRESS, else a single-machine
+    instance) or an executor object. The output set is the same either way.
     Jobs already in `out` with the same key are kept, so a killed run resumes.
     Raises `UnusableOutput` before any work when `out` is a file or cannot be
     written, and `RunStopped` (what was written, intact) when a system error
@@ -296,12 +302,19 @@ def render(
     else:
         requests = requests_for(items, presentation_specs(**levels), preset=preset, seed=seed)
     if backend != "chromium":
+        if executor not in (None, "local") or address is not None:
+            from itemshot.executors.select import ExecutorError
+
+            raise ExecutorError(f"the {backend} backend runs on this machine only")
         return _render_generative(
             requests, out, backend, generative, seed, workers, verify, console
         )
-    return _render_chromium(
-        requests, out, seed, workers, verify, progress, executor, on_event, console
-    )
+    from itemshot.executors.select import open_executor
+
+    with open_executor(executor, address=address, workers=workers) as chosen:
+        return _render_chromium(
+            requests, out, seed, workers, verify, progress, chosen, on_event, console
+        )
 
 
 def _render_chromium(
@@ -336,7 +349,12 @@ def _render_chromium(
     if verify and summary.rendered + summary.skipped > 0:
         items = {r.item.id: r.item for r in requests if isinstance(r, JobRequest)}
         audit = verify_set(
-            out, list(items.values()), workers=workers, progress=progress, console=console
+            out,
+            list(items.values()),
+            workers=workers,
+            progress=progress,
+            console=console,
+            executor=executor,
         )
         if status == EXIT_OK and audit.failed:
             status = EXIT_UNVERIFIED
@@ -405,6 +423,8 @@ def verify(
     thresholds: Thresholds | None = None,
     workers: int | None = None,
     progress: bool = True,
+    executor: ExecutorChoice = None,
+    address: str | None = None,
 ) -> AuditSummary | Verdict:
     """Verify an output set (a folder) or one image against its item.
 
@@ -412,11 +432,18 @@ def verify(
     compared with `items` when given) and the verdicts are written into its
     manifest, `audit.json` and `audit.html`. For one image, pass `items=[item]`;
     with a `layout` record the regions are read one by one, without one the
-    whole image is read and aligned.
+    whole image is read and aligned. A folder's images can be checked on a Ray
+    cluster: `executor="ray"` (and `address`), as for `render`.
     """
     if isinstance(target, str | Path) and Path(target).is_dir():
         return verify_set(
-            Path(target), items, thresholds=thresholds, workers=workers, progress=progress
+            Path(target),
+            items,
+            thresholds=thresholds,
+            workers=workers,
+            progress=progress,
+            executor=executor,
+            address=address,
         )
     if not items or len(items) != 1:
         raise ValueError("verifying one image needs items=[the item it shows]")
@@ -438,8 +465,16 @@ def verify_set(
     workers: int | None = None,
     progress: bool = True,
     console: Console | None = None,
+    executor: ExecutorChoice = None,
+    address: str | None = None,
 ) -> AuditSummary:
-    """Verify every rendered image of an output set; write verdicts and the audit report."""
+    """Verify every rendered image of an output set; write verdicts and the audit report.
+
+    `executor="ray"` runs the checks as one-CPU tasks on the Ray cluster at
+    `address` (the images travel with them); the verdicts are the same. An
+    executor object is used as it is (and stays open).
+    """
+    from itemshot.executors.select import open_executor, task_mapper
     from itemshot.renderer.manifest import MANIFEST
     from itemshot.renderer.output import read_jsonl
     from itemshot.verify import verify_output_set
@@ -447,13 +482,17 @@ def verify_set(
     console = console or Console(stderr=True, quiet=not progress)
     manifest = out / MANIFEST
     total = sum(1 for row in read_jsonl(manifest) if row.get("status") == "ok")
-    with progress_bar(console, total, "verifying", hidden=not progress) as advance:
+    with (
+        open_executor(executor, address=address, workers=workers or 1) as chosen,
+        progress_bar(console, total, "verifying", hidden=not progress) as advance,
+    ):
         return verify_output_set(
             out,
             items=list(items) if items is not None else None,
             thresholds=thresholds,
             workers=max(1, workers) if workers else None,
             on_progress=advance,
+            map_tasks=task_mapper(chosen),
         )
 
 
@@ -466,15 +505,18 @@ def sweep(
     split: str | None = None,
     workers: int = 2,
     progress: bool = True,
-    executor: Executor | None = None,
+    executor: ExecutorChoice = None,
+    address: str | None = None,
     console: Console | None = None,
 ) -> SweepRun:
     """Run a factorial design file end to end: plan, check balance, render, write the manifest.
 
+    `executor` and `address` choose where the jobs run, as for `render`.
     Re-running renders only what is new. `config` and `split` override the
     design's choice of a Hub-style dataset's part. Raises `DesignError` or
     `DatasetError` when the design or its dataset is unusable.
     """
+    from itemshot.executors.select import open_executor
     from itemshot.factorial.balance import balance_report
     from itemshot.factorial.controller import describe_plan, load_items, plan_sweep
     from itemshot.factorial.design import load_design
@@ -493,13 +535,16 @@ def sweep(
     atomic_write_json(folder / "balance.json", report.as_dict())
     counts = describe_plan(plan)
     console = console or Console(stderr=True, quiet=not progress)
-    with progress_bar(console, counts["render_jobs"], "sweep", hidden=not progress) as advance:
+    with (
+        open_executor(executor, address=address, workers=workers) as chosen,
+        progress_bar(console, counts["render_jobs"], "sweep", hidden=not progress) as advance,
+    ):
         result = run_sweep(
             plan,
             folder,
             RunSettings(workers=max(1, workers)),
             lambda _event: advance(),
-            executor=executor,
+            executor=chosen,
         )
     return SweepRun(
         folder,

@@ -13,6 +13,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -196,14 +197,16 @@ def run_jobs(
 
             browsers = max(1, min(settings.workers, len(todo)))
             executor = LocalExecutor(chromium_factory(browsers, settings.pages_per_worker))
+        # Closed on any exit, so the executor stops its workers when a write fails.
         try:
-            for result in executor.run(todo):
-                row = write_result(out, result)
-                rows[position[result.job.key]] = row
-                if row["status"] == "ok":
-                    summary.rendered += 1
-                emit({"event": row["status"], "item_id": result.job.item.id, "row": row})
-        except OSError as error:  # leaving the loop stops the executor
+            with closing(executor.run(todo)) as results:
+                for result in results:
+                    row = write_result(out, result)
+                    rows[position[result.job.key]] = row
+                    if row["status"] == "ok":
+                        summary.rendered += 1
+                    emit({"event": row["status"], "item_id": result.job.item.id, "row": row})
+        except OSError as error:
             summary.seconds = time.perf_counter() - started
             finished = _count([r for r in rows if r is not None], summary)
             raise RunStopped(

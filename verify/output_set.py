@@ -151,6 +151,7 @@ def verify_output_set(
     workers: int | None = None,
     on_progress: Callable[[], None] | None = None,
     report: bool = True,
+    map_tasks: Callable[..., list[Any]] | None = None,
 ) -> AuditSummary:
     """Verify every rendered image of an output set; write verdicts, audit.json and audit.html.
 
@@ -158,6 +159,8 @@ def verify_output_set(
     `verify` (reasons, per-region scores, thresholds); the manifest is rewritten
     atomically. `items` (the dataset's items) lets figures be compared with
     their sources; without them a figure box only has to be non-empty.
+    `map_tasks` runs the per-image checks (default: `pool.run_all`, this
+    machine's processes); an executor passes its own, with the same contract.
     """
     out = Path(out)
     thresholds = thresholds or DEFAULT_THRESHOLDS
@@ -173,7 +176,7 @@ def verify_output_set(
         tasks.append(_Task(out / row["image"], out / row["layout"], item, row["image"], thresholds))
         indices.append(index)
     invalidate_verdicts(out, rows, indices)
-    verdicts = run_all(_verify_task, tasks, workers, on_progress)
+    verdicts = (map_tasks or run_all)(_verify_task, tasks, workers, on_progress)
     for index, result in zip(indices, verdicts, strict=True):
         rows[index]["verdict"] = "pass" if result.passed else "fail"
         rows[index]["verify"] = verify_field(result, thresholds)

@@ -18,6 +18,7 @@ from itemshot.api import (
     EXIT_USAGE,
     RunResult,
 )
+from itemshot.cli.executors import add_executor_flags, guarded
 from itemshot.renderer.adapters.formats import FORMATS
 from itemshot.renderer.backends.nanobanana.settings import DEFAULT_MODEL, BatchSettings
 from itemshot.renderer.manifest import MANIFEST
@@ -85,6 +86,7 @@ def register(subparsers: Any) -> None:
         help="choose each item's presentation by a named preset (instead of the flags above)",
     )
     add_run_flags(render)
+    add_executor_flags(render, "rendering and verification")
     add_generative_flags(render)
     render.set_defaults(handler=cmd_render)
 
@@ -151,7 +153,12 @@ def add_presentation_flags(parser: argparse.ArgumentParser) -> None:
 def add_run_flags(parser: argparse.ArgumentParser) -> None:
     """Add seed, worker and progress flags."""
     parser.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
-    parser.add_argument("--workers", type=int, default=2, help="Chromium processes (2 pages each)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="Chromium processes, 2 pages each (with --executor ray: render actors, one CPU each)",
+    )
     parser.add_argument(
         "--events", action="store_true", help="print one JSON line per finished job"
     )
@@ -303,19 +310,28 @@ def cmd_render(args: argparse.Namespace) -> int:
         console.print(f"[red]error:[/red] {error}")
         return EXIT_USAGE
     if args.backend != "chromium":
+        if args.executor != "local":
+            console.print(f"[red]error:[/red] the {args.backend} backend runs on this machine only")
+            return EXIT_USAGE
         return _render_generative(requests, args, console)
-    result = itemshot.render(
-        requests,
-        args.out,
-        seed=args.seed,
-        workers=args.workers,
-        verify=not args.no_verify,
-        progress=not args.no_progress,
-        on_event=_printer(args.events),
-        console=console,
-    )
-    print_run(console, result, f"{args.dataset.name} ({items.format})")
-    return result.status
+
+    def run() -> int:
+        result = itemshot.render(
+            requests,
+            args.out,
+            seed=args.seed,
+            workers=args.workers,
+            verify=not args.no_verify,
+            progress=not args.no_progress,
+            executor=args.executor,
+            address=args.address,
+            on_event=_printer(args.events),
+            console=console,
+        )
+        print_run(console, result, f"{args.dataset.name} ({items.format})")
+        return result.status
+
+    return guarded(console, run)
 
 
 def _render_generative(requests: list[Any], args: argparse.Namespace, console: Console) -> int:

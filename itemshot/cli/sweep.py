@@ -10,7 +10,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from itemshot.api import EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE
+from itemshot.api import EXIT_OK, EXIT_SOME_FAILED, EXIT_STOPPED, EXIT_USAGE
+from itemshot.cli.executors import add_executor_flags, guarded
 from itemshot.cli.render import add_hub_flags
 from itemshot.factorial.exports import REJECTED_POLICIES, TARGETS
 
@@ -23,7 +24,8 @@ def register(subparsers: Any) -> None:
         description="Expand a design file into conditions, render the vision cells, write the "
         "text cells, and write one manifest with a column per factor. Re-running skips "
         f"finished jobs. Exit status: {EXIT_OK} all ok, {EXIT_SOME_FAILED} some rows failed, "
-        f"{EXIT_USAGE} unusable design or dataset.",
+        f"{EXIT_USAGE} unusable design or dataset, {EXIT_STOPPED} the output folder could not "
+        "be written (disk full; re-run to resume).",
     )
     sweep.add_argument("design", type=Path, metavar="DESIGN.yaml")
     sweep.add_argument(
@@ -31,8 +33,14 @@ def register(subparsers: Any) -> None:
     )
     sweep.add_argument("--limit", type=int, default=None, help="use the first N dataset rows only")
     add_hub_flags(sweep)
-    sweep.add_argument("--workers", type=int, default=2, help="Chromium processes (2 pages each)")
+    sweep.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="Chromium processes, 2 pages each (with --executor ray: render actors, one CPU each)",
+    )
     sweep.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_executor_flags(sweep)
     sweep.set_defaults(handler=cmd_sweep)
 
     export = subparsers.add_parser(
@@ -57,13 +65,17 @@ def register(subparsers: Any) -> None:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Run a design; print the plan, balance and run summaries; return the exit status."""
+    console = Console(stderr=True)
+    return guarded(console, lambda: _sweep(args, console))
+
+
+def _sweep(args: argparse.Namespace, console: Console) -> int:
     import itemshot
     from itemshot.cli.render import print_run
     from itemshot.factorial.controller import SWEEP_SUMMARY
     from itemshot.factorial.design import DesignError
     from itemshot.renderer.adapters import DatasetError
 
-    console = Console(stderr=True)
     try:
         run = itemshot.sweep(
             args.design,
@@ -73,6 +85,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             split=args.split,
             workers=args.workers,
             progress=not args.no_progress,
+            executor=args.executor,
+            address=args.address,
             console=console,
         )
     except (DesignError, DatasetError) as error:

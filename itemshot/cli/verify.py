@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from itemshot.api import EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE
+from itemshot.cli.executors import add_executor_flags, guarded
 from itemshot.progress import progress_bar
 from itemshot.renderer.manifest import MANIFEST
 from itemshot.verify.pairing import DEFAULT_PATTERN, MATCH_MODES, image_files
@@ -37,6 +38,7 @@ def register(subparsers: Any) -> None:
         help="the dataset, to compare figures with their sources",
     )
     _common(verify)
+    add_executor_flags(verify, "the checks")
     verify.set_defaults(handler=cmd_verify)
 
     audit = subparsers.add_parser(
@@ -122,16 +124,22 @@ def cmd_verify(args: argparse.Namespace) -> int:
     except (ValueError, DatasetError) as error:
         console.print(f"[red]error:[/red] {error}")
         return EXIT_USAGE
-    summary = itemshot.api.verify_set(
-        args.out,
-        items,
-        thresholds=thresholds,
-        workers=args.workers,
-        progress=not args.no_progress,
-        console=console,
-    )
-    _print_summary(console, f"itemshot verify — {args.out}", summary)
-    return EXIT_OK if summary.failed == 0 else EXIT_SOME_FAILED
+
+    def run() -> int:
+        summary = itemshot.api.verify_set(
+            args.out,
+            items,
+            thresholds=thresholds,
+            workers=args.workers,
+            progress=not args.no_progress,
+            console=console,
+            executor=args.executor,
+            address=args.address,
+        )
+        _print_summary(console, f"itemshot verify — {args.out}", summary)
+        return EXIT_OK if summary.failed == 0 else EXIT_SOME_FAILED
+
+    return guarded(console, run)
 
 
 def cmd_audit(args: argparse.Namespace) -> int:

@@ -10,7 +10,7 @@ process, several, or a cluster.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -73,6 +73,10 @@ class Executor(Protocol):
 
     startup_seconds: float
 
-    def run(self, jobs: Sequence[Job]) -> Iterator[JobResult]:
-        """Yield one result per job, in completion order."""
+    def run(self, jobs: Sequence[Job]) -> Generator[JobResult, None, None]:
+        """Yield one result per job, in completion order.
+
+        The driver closes the generator when it stops early (a write failed),
+        so an executor stops its workers in a `finally`.
+        """
         ...

@@ -12,7 +12,7 @@ import asyncio
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 
 from itemshot.executors.base import JobResult, produce
@@ -52,7 +52,7 @@ class LocalExecutor:
         self.backend_factory = backend or chromium_factory(max(1, workers))
         self.startup_seconds = 0.0
 
-    def run(self, jobs: Sequence[Job]) -> Iterator[JobResult]:
+    def run(self, jobs: Sequence[Job]) -> Generator[JobResult, None, None]:
         """Yield one result per job in completion order; stop the backend when done."""
         if not jobs:
             return
