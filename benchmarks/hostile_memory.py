@@ -121,7 +121,12 @@ def main() -> None:
         stages += [first_run, rerun]
         stages.append(measure("audit: a bomb among the pages", audit_pages(work, good)))
         row = json.loads((work / "gen-again" / "manifest.jsonl").read_text().splitlines()[0])
-        sidecar = json.loads(next((work / "gen-again" / "images").glob("*.json")).read_text())
+        # The generated job's own sidecar (the fallback's Chromium sidecar lies beside it).
+        sidecar = next(
+            record
+            for path in (work / "gen-again" / "images").glob(f"{row['item_id']}-*.json")
+            if (record := json.loads(path.read_text()))["job_key"] == row["job_key"]
+        )
         first = sidecar["render"]["attempts"][0]["outcome"]
     finally:
         shutil.rmtree(work, ignore_errors=True)
