@@ -7,7 +7,6 @@ on PYTHONPATH), so `crashing_backend` can travel to a render actor.
 from __future__ import annotations
 
 import os
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -98,10 +97,11 @@ def _ip(hex_address: str, width: int) -> str:
 
 
 class CrashingBackend:
-    """Chromium, except that rendering `poison` first kills this process's own browser.
+    """Chromium, except that while `poison` renders, every page renderer of this process dies.
 
-    The crash is real (SIGKILL to the Chromium browser process), so the job
-    fails the way a browser that dies on a page fails, on every attempt.
+    The crashes are real (SIGKILL to each Chromium renderer as it appears), so
+    the page dies under the job on every try, fresh pages included, as a page
+    that crashes its renderer would.
     """
 
     name = "chromium"
@@ -121,11 +121,13 @@ class CrashingBackend:
         await self.inner.__aexit__(*exc)
 
     async def render(self, job: Job, attempt: Attempt = FIRST_ATTEMPT) -> Rendered:
-        """Render the job; for the poisoned item, crash the browser first."""
-        if job.item.id == self.poison:
-            for pid in browser_processes(os.getpid()):
-                os.kill(pid, signal.SIGKILL)
-        return await self.inner.render(job, attempt)
+        """Render the job; for the poisoned item, kill its page renderers while it renders."""
+        if job.item.id != self.poison:
+            return await self.inner.render(job, attempt)
+        from tests.fault_injection import renderer_killer
+
+        with renderer_killer(os.getpid()):
+            return await self.inner.render(job, attempt)
 
 
 def crashing_backend(poison: str, pages: int = 1) -> BackendFactory:

@@ -329,7 +329,7 @@ def test_lmms_eval_cli_scores_equal_itemshot_analyze(sweep_out: Path, tmp_path: 
         )
     )
     analysis = itemshot.analyze(predictions, sweep_out, bootstrap=10)
-    ours = {(cell.format, cell.n_options): cell.accuracy.rate for cell in analysis.cells}
+    ours = {(cell.format, cell.n_options): cell.accuracy.rate for cell in analysis.runs[0].cells}
     theirs = {}
     for task, metrics in run["results"]["results"].items():
         if task == "itemshot_mini":
@@ -450,7 +450,7 @@ def test_vlmevalkit_scoring_equals_itemshot_analyze(sweep_out: Path, tmp_path: P
         "".join(json.dumps({"condition_id": r["id"], "response": REPLY}) + "\n" for r in records)
     )
     analysis = itemshot.analyze(predictions, sweep_out, bootstrap=10)
-    for cell in analysis.cells:
+    for cell in analysis.runs[0].cells:
         label = f"{cell.format}-{cell.n_options}".replace("_", "-")
         assert per_cell[label] == pytest.approx(cell.accuracy.rate)
 

@@ -213,7 +213,8 @@ def test_keyboard_review_restart_and_export(
 
     export = itemshot.export(rendered, "hf", tmp_path / "hf-api")
     assert export.rows == 5 and export.review["left_out"] == 1
-    table = pq.read_table(tmp_path / "hf-api" / "test.parquet").to_pylist()
+    (parquet,) = [path for path in export.paths if path.suffix == ".parquet"]
+    table = pq.read_table(parquet).to_pylist()
     assert sorted(r["id"] for r in table) == sorted(
         rows[i]["job_key"] for i in range(6) if i != second
     )
