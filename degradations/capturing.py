@@ -15,7 +15,9 @@ from itemshot.degradations.presets import pipeline
 from itemshot.degradations.seeding import rng_for
 from itemshot.renderer.records import Layout, Region
 
-PARAMS_VERSION = 3  # 3: delivered size, legibility-defined severities, new scene steps
+# 3: delivered size, legibility-defined severities, new scene steps;
+# 4: strong photos eased to stay readable (blur, noise, JPEG, roll, keystone).
+PARAMS_VERSION = 4
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,10 @@ Ranges are `(low, high)` drawn uniformly per image; `p_*` are probabilities.
 | | strong | 0.59–0.71 (page, status and app bars) | re-save 0.75–0.9 | full | 50–62 | rounded corners |
 | phone_photo_paper | light | fill 0.88–0.95 | Gaussian σ 0.3–0.5 | exposure 0.93–1.0 | 88–94 | curl 0.3, object 0.1 |
 | | medium | fill 0.82–0.90 | σ 0.5–0.8 or motion 3 | 0.86–0.95, shadow 0.5 | 78–88 | curl 0.6, object 0.25 |
-| | strong | fill 0.72–0.82 | defocus 1–2, motion 3–5, σ 0.9–1.3 | 0.76–0.88, shadow 0.8 | 65–78 | curl 0.9, object 0.35 |
+| | strong | fill 0.74–0.84, roll ≤ 5° | defocus 1, motion 3–5, σ 0.7–1.0 | 0.76–0.88, shadow 0.8 | 70–80 | curl 0.9, object 0.35 |
 | phone_photo_screen | light | page 0.72–0.84 of the frame | σ 0.3–0.5, rim 0.3–0.6 | black 6–14, white 240–250 | 88–94 | moiré ≤ 0.08, glare 0.05–0.15 |
 | | medium | page 0.66–0.78 of the frame | σ 0.5–0.8 or motion 3, rim 0.6–1.0 | 12–22 / 230–244 | 78–88 | moiré ≤ 0.14, glare 0.1–0.22 |
-| | strong | page 0.63–0.74 of the frame | as paper strong, rim 1.0–1.6 | 18–32 / 216–234 | 65–78 | moiré ≤ 0.22, glare 0.2–0.35 |
+| | strong | page 0.63–0.74 of the frame | as paper strong, rim 1.0–1.6 | 18–32 / 216–234 | 70–80 | moiré ≤ 0.22, glare 0.2–0.35 |
 | scan | light | 1.0 (300 dpi) | optics 0.4–0.6 scan px | black 0–8, white 246–255 | PNG | bleed-through 0.03–0.06 |
 | | medium | 1.0 (200–300 dpi) | optics 0.5–0.8 | 14–28 / 226–240 | 85–92 | toner 0.002 / 0.03, bleed 0.06–0.1 |
 | | strong | 1.0 (150–200 dpi) | optics 0.7–1.0, stroke spread 0–1 | 24–40 / 208–224, saturation 0.5–0.75 | 50–62 | toner 0.004 / 0.06, bleed 0.1–0.16 |
@@ -79,11 +79,11 @@ _CAMERA: dict[str, Spec] = {
     },
     "strong": {
         "blur": {
-            "weights": {"defocus": 0.3, "motion": 0.35, "gaussian": 0.35},
-            "defocus": (1, 2), "motion": (3, 5), "gaussian": (0.9, 1.3),
+            "weights": {"defocus": 0.3, "motion": 0.2, "gaussian": 0.5},
+            "defocus": (1, 1), "motion": (3, 5), "gaussian": (0.7, 1.0),
         },
-        "noise": {"luma": (5.0, 8.0), "chroma": (3.0, 6.0)},
-        "encode": {"p_jpeg": 1.0, "quality": (65, 78)},
+        "noise": {"luma": (4.0, 6.0), "chroma": (3.0, 5.0)},
+        "encode": {"p_jpeg": 1.0, "quality": (70, 80)},
     },
 }  # fmt: skip
 
@@ -137,9 +137,9 @@ TABLE: dict[str, dict[str, Spec]] = {
             "tone": {"temperature": (-0.06, 0.06), "tint": (-0.02, 0.02)},
         },
         "strong": {
-            "warp": {"fill": (0.72, 0.82), "roll": 8.0, "keystone": (0.06, 0.14), "jitter": 0.015,
+            "warp": {"fill": (0.74, 0.84), "roll": 5.0, "keystone": (0.05, 0.11), "jitter": 0.015,
                      "lens": (0.04, 0.08), "p_bend": 0.9, "p_fold": 0.35, "curl_extent": (0.15, 0.30),
-                     "curl_angle": (0.8, 1.3), "fold_angle": (0.15, 0.3), "bend_shade": (0.15, 0.3),
+                     "curl_angle": (0.7, 1.1), "fold_angle": (0.15, 0.3), "bend_shade": (0.15, 0.3),
                      "surfaces": _SURFACES},
             "object": {"p": 0.35},
             "lighting": {"exposure": (0.76, 0.88), "gradient": (0.2, 0.4), "vignette": (0.2, 0.35),
@@ -169,7 +169,7 @@ TABLE: dict[str, dict[str, Spec]] = {
             "falloff": {"sigma": (0.6, 1.0)},
         },
         "strong": {
-            "warp": {"share": (0.63, 0.74), "roll": 5.0, "keystone": (0.05, 0.12), "jitter": 0.012,
+            "warp": {"share": (0.63, 0.74), "roll": 4.0, "keystone": (0.05, 0.12), "jitter": 0.012,
                      "lens": (0.02, 0.05), "sensor_long": (3000, 4080), "optics": (0.3, 0.6),
                      "subpixel": (0.4, 0.6), "row_gap": (0.3, 0.8), "max_strength": 0.22},
             "tone": {"temperature": (-0.1, 0.04), "black": (18, 32), "white": (216, 234), "gamma": (0.85, 1.15)},
