@@ -17,8 +17,10 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from PIL import Image
+if TYPE_CHECKING:  # Pillow is imported where images are decoded: `itemshot --help` needs none
+    from PIL import Image
 
 MIB = 1024 * 1024
 
@@ -90,6 +92,8 @@ def decode_image(
 
 
 def _decode(data: bytes, limits: ImageLimits, label: str) -> tuple[Image.Image, ImageInfo]:
+    from PIL import Image
+
     if len(data) > limits.max_bytes:
         raise ImageRejected(f"{label!r} is larger than {limits.max_bytes:,} bytes", "too_large")
     try:
@@ -123,6 +127,8 @@ def _check_size(label: str, info: ImageInfo, limits: ImageLimits) -> None:
 
 def _declared_size(data: bytes) -> tuple[int, int] | None:
     """Return the size an image's header declares, past Pillow's bomb guard (header only)."""
+    from PIL import Image
+
     Image.init()
     prefix = data[:16]
     for kind in Image.ID:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import sys
@@ -142,6 +141,8 @@ def run_predict_command(args: argparse.Namespace) -> int:
     task = progress.add_task("predict", total=None)
     try:
         with progress:
+            import asyncio
+
             summary = asyncio.run(
                 run_predict(
                     args.out,

@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from itemshot.renderer.adapters.formats import DatasetError
 
 ALL_CONFIGS = "all"
@@ -54,6 +52,8 @@ def _card_configs(root: Path) -> dict[str, dict[str, list[str]]]:
     text = card.read_text(encoding="utf-8", errors="replace")
     if not text.startswith("---"):
         return {}
+    import yaml  # only a dataset card needs it: kept off the CLI's start-up
+
     try:
         header = yaml.safe_load(text.split("---", 2)[1]) or {}
     except yaml.YAMLError:
