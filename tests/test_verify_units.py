@@ -89,6 +89,10 @@ def test_option_labels_with_common_misreadings() -> None:
     assert split_label("(1) E1 + E3")[0] == "I"
     assert split_label("(c) E3")[0] == "C"
     assert split_label("no label")[0] is None
+    # Specks of a scan read as marks in front of the label are not part of it.
+    assert split_label(": “(C). . .") == ("C", ". . .")
+    assert split_label(". (D) 4") == ("D", "4")
+    assert split_label("-5 apples") == (None, "-5 apples")
 
 
 def test_expected_text_replaces_figure_tags_and_drops_math() -> None:
@@ -171,6 +175,33 @@ def test_lookalike_glyphs_are_measured_per_font() -> None:
     assert read_numbers_as_drawn("Figure |", "Figure 7", "Nanum Pen Script") == "Figure |"
     assert read_numbers_as_drawn("I saw 1", "I saw 1", "Nanum Pen Script") == "I saw 1"
     assert read_numbers_as_drawn("Figure |", "Figure 1", "Noto Sans") == "Figure |"
+
+
+def test_glyphs_of_one_height_need_less_likeness_to_be_read_alike() -> None:
+    """Nanum Pen Script's "0" is as small as its "o": "l7o" is the "170" it draws, "13o" is not."""
+    from itemshot.verify.glyphs import lookalikes, read_numbers_as_drawn
+
+    assert ("0", "o") in lookalikes("Nanum Pen Script")
+    assert ("0", "o") not in lookalikes("Noto Sans")
+    source = "identify the 170 structure."
+    assert read_numbers_as_drawn("identify the l7o structure.", source, "Nanum Pen Script") == (
+        source
+    )
+    assert read_numbers_as_drawn("the l3o structure", source, "Nanum Pen Script") == (
+        "the l3o structure"
+    )
+
+
+def test_a_changed_formula_number_fails_region_scoring() -> None:
+    """A stem whose formula's baseline number changed is a number_missing in region mode too."""
+    from itemshot.verify.regions import _score
+
+    item = Item("q", "Solve $x^2 - 5x + 8 = 0$.", ("2", "3"), 0)
+    field = stem(item)
+    read = "Solve z2 - 5z + 6 = 0."  # the image shows 6 where the source says 8
+    result = _score(field, read, DEFAULT_THRESHOLDS, [], "AB")
+    assert [(r.code, r.detail) for r in result.reasons] == [("number_missing", "in a formula: 8")]
+    assert _score(field, "Solve z2 - 5z + 8 = 0.", DEFAULT_THRESHOLDS, [], "AB").reasons == ()
 
 
 def test_units_are_not_the_next_sentence() -> None:

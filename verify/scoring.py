@@ -9,7 +9,13 @@ from itemshot.verify.glyphs import same_letter_as_drawn
 from itemshot.verify.labels import same_letter, split_label
 from itemshot.verify.text import missing_ends, ocr_accuracy, word_recall
 from itemshot.verify.thresholds import Thresholds
-from itemshot.verify.tokens import is_short, missing_numbers, missing_units, short_option_found
+from itemshot.verify.tokens import (
+    is_short,
+    missing_formula_numbers,
+    missing_numbers,
+    missing_units,
+    short_option_found,
+)
 from itemshot.verify.verdicts import Reason, RegionScore
 
 
@@ -52,6 +58,19 @@ def _text_checks(
         measures["missing_units"] = units
         reasons.append(Reason("unit_missing", field.name, ", ".join(units)))
     return score, reasons, measures
+
+
+def formula_number_reasons(field: Field, observed: str) -> list[Reason]:
+    """Return a reason when a number on the baseline of the field's formulas is not read.
+
+    A formula's text is not compared (OCR reads typeset math poorly), but a
+    baseline value (`180` in `x = 180^\\circ - y`, `6` in `x^2 - 5x + 6`)
+    the reading does not show at all is a changed or missing number.
+    """
+    missing = missing_formula_numbers(field.math, observed)
+    if not missing:
+        return []
+    return [Reason("number_missing", field.name, "in a formula: " + ", ".join(missing))]
 
 
 def score_stem(field: Field, observed: str, thresholds: Thresholds) -> FieldResult:
