@@ -80,7 +80,8 @@ def _text_crops(
         # A caption is one short line alone under its figure: a margin around its box keeps
         # the glyphs a capture's lens moved a pixel or two out of the mapped quad.
         pad = round(CAPTION_MARGIN * font) if region.kind == "caption" else 0
-        clean = clean_text_crop(normalise_text(gray(rectify(painted, region.quad, pad)), font))
+        grey = normalise_text(gray(rectify(painted, region.quad, pad)), font)
+        clean = clean_text_crop(grey, font_px=font)
         scale = min(3.0, max(1.0, TARGET_FONT_PX / font))
         crops.append(TextCrop(region, scaled(clean, scale), clean, font))
     return crops

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from itemshot.verify.expected import Field
@@ -53,11 +54,19 @@ def _text_checks(
     if missing:
         measures["missing_numbers"] = missing
         reasons.append(Reason("number_missing", field.name, ", ".join(missing)))
-    units = missing_units(field.text, observed) if not missing else []
+    # A unit is checked whatever the numbers gave: the second engine's veto compares checks
+    # one by one, and a check skipped in one reading must not count as passed there. A
+    # token whose number is already missing is not reported twice.
+    units = [u for u in missing_units(field.text, observed) if _leading_number(u) not in missing]
     if units:
         measures["missing_units"] = units
         reasons.append(Reason("unit_missing", field.name, ", ".join(units)))
     return score, reasons, measures
+
+
+def _leading_number(token: str) -> str:
+    match = re.match(r"[\d.,]+", token)
+    return match.group(0) if match else ""
 
 
 def formula_number_reasons(field: Field, observed: str) -> list[Reason]:
