@@ -154,7 +154,9 @@ def test_x_height_is_the_one_measured_on_the_final_pixels(
 ) -> None:
     """A dusty strong scan and a landscape photo of a screen report their pixels' x-height (±15%)."""
     item = itemshot.load([LOW_LETTERS])[0]
-    spec = PresentationSpec(scene="exam_sheet", font_style="regular", font_size=26)
+    # The camera frame follows the content: a landscape page gives a landscape photo.
+    aspect = "16:9" if preset == "phone_photo_screen" else "3:4"
+    spec = PresentationSpec(scene="exam_sheet", font_style="regular", font_size=26, aspect=aspect)
     out = _render(tmp_path, [JobRequest(item, spec)])
     row = _rows(out)[0]
     png = (out / row["image"]).read_bytes()

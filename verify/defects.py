@@ -214,7 +214,10 @@ def figure_replaced(
         return None
     region = rng.choice(figures)
     own = item.figures[region.figure].data
-    data = rng.choice([o for o in others if o != own])
+    replacements = [o for o in others if o != own]
+    if not replacements:  # a suite with one figure has nothing to replace it with
+        return None
+    data = rng.choice(replacements)
     x0, y0, x1, y1 = _box(region)
     other = Image.open(io.BytesIO(data)).convert("RGB").resize((x1 - x0, y1 - y0))
     out = image.copy()
