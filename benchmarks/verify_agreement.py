@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -55,6 +55,7 @@ from itemshot.renderer.items import Item
 from itemshot.renderer.jobs import JobRequest, plan
 from itemshot.renderer.output import read_jsonl
 from itemshot.renderer.presentation import FONT_STYLES, SCENES, PresentationSpec
+from itemshot.renderer.records import Region
 from itemshot.verify import defects
 from itemshot.verify import expected as source
 from itemshot.verify.pool import run_all
@@ -122,6 +123,11 @@ def _look(case: defects.Case, rows: dict[str, dict]) -> tuple[str, str, tuple[st
     p = rows[case.name]["presentation"]
     capture = (p["capture"], p["severity"]) if p["capture"] != "none" else CLEAN
     return p["scene"], p["font_style"], capture
+
+
+def _recapture(image: np.ndarray, regions: Sequence[Region], params: Mapping) -> np.ndarray:
+    """Take the stored capture again of a (defective) clean page; return its decoded pixels."""
+    return replay(image, regions, params).array()
 
 
 def _verify(case: defects.Case) -> tuple[bool, tuple[str, ...], bool]:
@@ -380,7 +386,7 @@ def _defect_suites(
     region: list[defects.Case] = []
     whole: list[defects.Case] = []
     for cell in sorted(cells):
-        made = defects.defective_cases(cells[cell], args.per_kind, rng, replay)
+        made = defects.defective_cases(cells[cell], args.per_kind, rng, _recapture)
         region += made
         per_kind = Counter()
         for case in made:

@@ -101,3 +101,36 @@ def test_every_clean_render_passes(clean_results: list[tuple[str, str, bool, lis
     )
     assert len(results) == len(SCENES) * 21
     assert (len(results) - len(failed)) / len(results) >= 0.99
+
+
+def test_pixel_defects_on_captures_are_captured_again_with_the_stored_record(
+    renders: list[defects.Case],
+) -> None:
+    """A captured case's pixel defect is made on its clean page and replayed through its capture.
+
+    The replay returns an encoded capture record; the suite takes its decoded
+    pixels (shaped like the capture), and refuses a recapture returning
+    anything else instead of handing the verifier a record.
+    """
+    from dataclasses import replace
+
+    from itemshot.degradations import capture_layout, replay
+
+    clean = renders[0]
+    captured, moved = capture_layout(clean.image, clean.layout, "phone_photo_paper", "medium", 5)
+    case = replace(
+        clean, image=captured.array(), layout=moved, clean=clean.image, capture=captured.params
+    )
+
+    def pixels(image, regions, params):  # type: ignore[no-untyped-def]
+        return replay(image, regions, params).array()
+
+    made = defects.defective_cases([case], 1, random.Random(1), pixels)
+    pixel_kinds = {c.kind for c in made} - set(defects.ITEM_DEFECTS)
+    assert {"option_removed", "question_truncated", "illegible"} <= pixel_kinds
+    for made_case in made:
+        assert made_case.image.shape == case.image.shape
+        verdict = verify_image(made_case.image, made_case.item, made_case.layout)
+        assert "image_mismatch" not in verdict.codes
+    with pytest.raises(TypeError, match="captured pixels"):
+        defects.defective_cases([case], 1, random.Random(1), replay)  # type: ignore[arg-type]

@@ -140,8 +140,10 @@ def _x_height_on_pixels(image: np.ndarray, quad: tuple) -> float:
         grey = 255 - grey
     _, ink = cv2.threshold(grey, 0, 1, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
     _n, _labels, stats, _centres = cv2.connectedComponentsWithStats(ink, connectivity=8)
-    heights = [h for _x, _y, _w, h, area in stats[1:] if area >= 4 and h >= 2]
-    return float(np.median(heights))
+    heights = np.asarray([h for _x, _y, _w, h, area in stats[1:] if area >= 4 and h >= 2])
+    # A strong scan's dust is ink too: letters are the components near the tallest ones.
+    letters = heights[heights >= 0.5 * np.percentile(heights, 90)]
+    return float(np.median(letters))
 
 
 @pytest.mark.parametrize(
@@ -150,9 +152,11 @@ def _x_height_on_pixels(image: np.ndarray, quad: tuple) -> float:
 def test_x_height_is_the_one_measured_on_the_final_pixels(
     tmp_path: Path, preset: str, severity: str
 ) -> None:
-    """A half-size scan and a landscape photo of a screen report their pixels' x-height (±15%)."""
+    """A dusty strong scan and a landscape photo of a screen report their pixels' x-height (±15%)."""
     item = itemshot.load([LOW_LETTERS])[0]
-    spec = PresentationSpec(scene="exam_sheet", font_style="regular", font_size=26)
+    # The camera frame follows the content: a landscape page gives a landscape photo.
+    aspect = "16:9" if preset == "phone_photo_screen" else "3:4"
+    spec = PresentationSpec(scene="exam_sheet", font_style="regular", font_size=26, aspect=aspect)
     out = _render(tmp_path, [JobRequest(item, spec)])
     row = _rows(out)[0]
     png = (out / row["image"]).read_bytes()

@@ -89,6 +89,10 @@ def test_option_labels_with_common_misreadings() -> None:
     assert split_label("(1) E1 + E3")[0] == "I"
     assert split_label("(c) E3")[0] == "C"
     assert split_label("no label")[0] is None
+    # Specks of a scan read as marks in front of the label are not part of it.
+    assert split_label(": “(C). . .") == ("C", ". . .")
+    assert split_label(". (D) 4") == ("D", "4")
+    assert split_label("-5 apples") == (None, "-5 apples")
 
 
 def test_expected_text_replaces_figure_tags_and_drops_math() -> None:
@@ -173,6 +177,33 @@ def test_lookalike_glyphs_are_measured_per_font() -> None:
     assert read_numbers_as_drawn("Figure |", "Figure 1", "Noto Sans") == "Figure |"
 
 
+def test_glyphs_of_one_height_need_less_likeness_to_be_read_alike() -> None:
+    """Nanum Pen Script's "0" is as small as its "o": "l7o" is the "170" it draws, "13o" is not."""
+    from itemshot.verify.glyphs import lookalikes, read_numbers_as_drawn
+
+    assert ("0", "o") in lookalikes("Nanum Pen Script")
+    assert ("0", "o") not in lookalikes("Noto Sans")
+    source = "identify the 170 structure."
+    assert read_numbers_as_drawn("identify the l7o structure.", source, "Nanum Pen Script") == (
+        source
+    )
+    assert read_numbers_as_drawn("the l3o structure", source, "Nanum Pen Script") == (
+        "the l3o structure"
+    )
+
+
+def test_a_changed_formula_number_fails_region_scoring() -> None:
+    """A stem whose formula's baseline number changed is a number_missing in region mode too."""
+    from itemshot.verify.regions import _score
+
+    item = Item("q", "Solve $x^2 - 5x + 8 = 0$.", ("2", "3"), 0)
+    field = stem(item)
+    read = "Solve z2 - 5z + 6 = 0."  # the image shows 6 where the source says 8
+    result = _score(field, read, DEFAULT_THRESHOLDS, [], "AB")
+    assert [(r.code, r.detail) for r in result.reasons] == [("number_missing", "in a formula: 8")]
+    assert _score(field, "Solve z2 - 5z + 8 = 0.", DEFAULT_THRESHOLDS, [], "AB").reasons == ()
+
+
 def test_units_are_not_the_next_sentence() -> None:
     from itemshot.verify.tokens import number_units
 
@@ -191,3 +222,33 @@ def test_edge_width_grows_with_blur_and_text_too_small_follows_geometry() -> Non
     sharp, soft = edge_width(crisp), edge_width(blurred)
     assert sharp is not None and soft is not None
     assert sharp < 1.6 and soft > 2.5 * sharp
+
+
+def test_specks_no_glyph_owns_are_painted_over_and_periods_kept() -> None:
+    """A scan's dust beside the text goes; the decimal point and comma between digits stay."""
+    import cv2
+
+    from itemshot.verify.crops import clean_text_crop
+
+    page = np.full((40, 260), 255, np.uint8)
+    cv2.putText(page, "0.45, 0.56", (6, 30), cv2.FONT_HERSHEY_SIMPLEX, 0.8, 0, 2, cv2.LINE_AA)
+    text = page.copy()
+    rng = np.random.default_rng(3)
+    for x, y in zip(rng.integers(175, 255, 25), rng.integers(2, 38, 25), strict=True):
+        page[y : y + 2, x : x + 2] = 60  # dust: 2×2 px specks right of the text
+    cleaned = clean_text_crop(page, font_px=22)
+    untouched = clean_text_crop(text)  # the text alone, nothing painted over
+    assert cleaned.shape == untouched.shape  # trimmed to the text alone
+    assert np.array_equal(cleaned < 128, untouched < 128)  # every glyph, point and comma kept
+    assert clean_text_crop(page).shape[1] > cleaned.shape[1]  # without a font size: kept
+
+
+def test_a_changed_unit_is_reported_even_when_another_number_is_misread() -> None:
+    """The veto compares checks one by one: a unit check must not be skipped for a misread number."""
+    from itemshot.verify.scoring import score_stem
+
+    item = Item("q", "Air at 100 MPa, 300 K enters.", ("a", "b"), 0)
+    read = "Air at l00 kPa, 3oo K enters. Later 100 kPa."  # 300 misread, the unit is kPa
+    codes = {(r.code, r.detail) for r in score_stem(stem(item), read, DEFAULT_THRESHOLDS).reasons}
+    assert ("unit_missing", "100MPa") in codes
+    assert ("number_missing", "300") in codes

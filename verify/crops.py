@@ -118,13 +118,17 @@ def _ink_mask(grey: np.ndarray) -> np.ndarray:
     return binary > 0
 
 
-def clean_text_crop(grey: np.ndarray, margin: int = 6) -> np.ndarray:
-    """Return a dark-on-light grey crop without box borders, trimmed to its ink plus a margin.
+def clean_text_crop(grey: np.ndarray, margin: int = 6, font_px: float = 0.0) -> np.ndarray:
+    """Return a dark-on-light grey crop without box borders or specks, trimmed to its ink.
 
     Large components touching the crop's edge (the frame of an option box, a
     rule) are painted over with the background; glyphs that merely touch the
-    edge of a tight (warped) crop are kept; what is left is trimmed to its
-    bounding box, which also shrinks what tesseract has to look at.
+    edge of a tight (warped) crop are kept. With `font_px`, specks (a scan's
+    dust, a photo's sensor noise) are painted over too: a component far
+    smaller than a glyph and farther than SPECK_GAP em from any larger one.
+    Every real small mark (a period, a comma, an i's dot, a minus, a degree
+    sign) sits next to a glyph, so only marks no text owns go. What is left is
+    trimmed to its bounding box, which also shrinks what OCR has to look at.
     """
     if grey.size == 0:
         return grey
@@ -144,12 +148,47 @@ def clean_text_crop(grey: np.ndarray, margin: int = 6) -> np.ndarray:
         if touches and frame_like:
             out[labels == label] = background
             ink[labels == label] = False
+    if font_px > 0:
+        _paint_specks(out, ink, labels, stats, font_px, background)
     if not ink.any():
         return np.full((8, 8), 255, dtype=np.uint8)
     ys, xs = np.nonzero(ink)
     y0, y1 = max(0, ys.min() - margin), min(h, ys.max() + 1 + margin)
     x0, x1 = max(0, xs.min() - margin), min(w, xs.max() + 1 + margin)
     return out[y0:y1, x0:x1]
+
+
+SPECK_AREA = 0.02  # em²: under this a component is no glyph (a 22 px font: under 10 px)
+SPECK_GAP = 0.3  # em: a mark this close to a glyph belongs to the text
+
+
+def _paint_specks(
+    out: np.ndarray,
+    ink: np.ndarray,
+    labels: np.ndarray,
+    stats: np.ndarray,
+    font_px: float,
+    background: int,
+) -> None:
+    """Paint over small ink components no glyph or frame is near (in place, `out` and `ink`)."""
+    small = SPECK_AREA * font_px * font_px
+    areas = stats[:, cv2.CC_STAT_AREA].copy()
+    areas[0] = 0  # the background
+    kept = np.bincount(labels[ink], minlength=len(areas)) > 0  # not painted as a frame
+    # A frame painted over still owns the marks beside it: a descender it took leaves its
+    # word's period next to nothing else.
+    glyphs = (areas >= small)[labels]
+    if not glyphs.any():
+        return
+    reach = _odd(2 * SPECK_GAP * font_px)
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (reach, reach))
+    near = cv2.dilate(glyphs.astype(np.uint8), kernel) > 0
+    owned = np.bincount(labels[near], minlength=len(areas)) > 0
+    specks = kept & (areas < small) & ~owned
+    specks[0] = False
+    mask = specks[labels]
+    out[mask] = background
+    ink[mask] = False
 
 
 def scaled(grey: np.ndarray, scale: float) -> np.ndarray:

@@ -214,7 +214,10 @@ def figure_replaced(
         return None
     region = rng.choice(figures)
     own = item.figures[region.figure].data
-    data = rng.choice([o for o in others if o != own])
+    replacements = [o for o in others if o != own]
+    if not replacements:  # a suite with one figure has nothing to replace it with
+        return None
+    data = rng.choice(replacements)
     x0, y0, x1, y1 = _box(region)
     other = Image.open(io.BytesIO(data)).convert("RGB").resize((x1 - x0, y1 - y0))
     out = image.copy()
@@ -281,6 +284,8 @@ def clean_cases(out: Path, items: Mapping[str, Item]) -> list[Case]:
     return cases
 
 
+# Takes the clean page with a defect, the clean regions and a capture's stored params; returns
+# the pixels of the same capture taken of it (a decoded RGB array, not an encoded record).
 Recapture = Callable[[np.ndarray, Sequence[Region], Mapping[str, Any]], np.ndarray]
 
 
@@ -325,6 +330,11 @@ def defective_cases(
             if on_clean:  # the defect is on the page; the same capture is then taken of it
                 assert recapture is not None and case.capture is not None
                 image = recapture(image, case.clean_layout().regions, case.capture)
+                if not isinstance(image, np.ndarray) or image.shape != case.image.shape:
+                    raise TypeError(
+                        f"recapture must return the captured pixels, shaped like {case.name}'s "
+                        f"{case.image.shape}; it returned {type(image).__name__}"
+                    )
             made.append(replace(case, kind=kind, image=image, item=item))
             count += 1
     return made

@@ -11,6 +11,8 @@ _CONFUSIONS = {
 }  # fmt: skip
 _LABEL = re.compile(r"^\s*[\(\[{<]?\s*([A-Za-z0-9|!\]]{1,2})\s*[\)\]}>.:]\s*")
 _LABEL_SPACE = re.compile(r"^\s*[\(\[{<]\s*([A-Za-z0-9|!\]])\s+")
+# What specks, dust and a box's edge read as in front of a label: marks, never a letter.
+_LEADING_MARKS = re.compile(r"^[\s.,;:'\"`‘’“”„«»\-–—·•*~_]+")
 # A whole OCR word that is a label; a box's rounded edge or a quote may stick to its front.
 _WORD_LABEL = re.compile(r"^[\(\[‘'`]{0,2}([A-Za-z1|!©])([a-z]?)[\)\].:](.*)$")
 # Lower-case readings of a label letter: "l" for I, and letters shaped like their capitals.
@@ -21,12 +23,15 @@ def split_label(text: str) -> tuple[str | None, str]:
     """Return (letter read in the leading label or None, the text after the label).
 
     Full-width brackets and letters ("（Ｅ）", as CJK-trained engines write them)
-    count as their ASCII forms.
+    count as their ASCII forms. Marks in front of the label (a speck read as
+    ". " or a quote: `“(C).`) are not part of it.
     """
     text = unicodedata.normalize("NFKC", text)
-    match = _LABEL.match(text) or _LABEL_SPACE.match(text)
+    marked = _LEADING_MARKS.sub("", text)
+    match = _LABEL.match(marked) or _LABEL_SPACE.match(marked)
     if not match:
         return None, text
+    text = marked
     raw = match.group(1)
     letter = raw if len(raw) == 1 else raw[0] if raw[0].isupper() else raw[-1]
     letter = _CONFUSIONS.get(letter, letter).upper()

@@ -36,7 +36,13 @@ from itemshot.verify.glyphs import read_numbers_as_drawn
 from itemshot.verify.layout_checks import final_font_px, layout_reasons, primary_font
 from itemshot.verify.legibility import region_legibility
 from itemshot.verify.ocr import join_words, language_for, ocr_stacked, words
-from itemshot.verify.scoring import FieldResult, score_caption, score_option, score_stem
+from itemshot.verify.scoring import (
+    FieldResult,
+    formula_number_reasons,
+    score_caption,
+    score_option,
+    score_stem,
+)
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from itemshot.verify.tokens import is_short
 from itemshot.verify.verdicts import Reason, RegionScore, Verdict, verdict
@@ -48,6 +54,7 @@ TARGET_FONT_PX = 22.0  # tesseract reads best around this size
 RETRIES = ((2.0, False), (1.5, True), (2.5, False), (1.2, True))
 MAX_RETRIED_FIELDS = 4  # more failing fields than this: the image fails whatever a re-read finds
 RETRY_FROM = 0.5  # only a region scoring at least this is worth re-reading (near misses)
+SECOND_ENGINE_MEASURES = ("second_engine", "readings")
 
 
 @dataclass(frozen=True)
@@ -73,7 +80,8 @@ def _text_crops(
         # A caption is one short line alone under its figure: a margin around its box keeps
         # the glyphs a capture's lens moved a pixel or two out of the mapped quad.
         pad = round(CAPTION_MARGIN * font) if region.kind == "caption" else 0
-        clean = clean_text_crop(normalise_text(gray(rectify(painted, region.quad, pad)), font))
+        grey = normalise_text(gray(rectify(painted, region.quad, pad)), font)
+        clean = clean_text_crop(grey, font_px=font)
         scale = min(3.0, max(1.0, TARGET_FONT_PX / font))
         crops.append(TextCrop(region, scaled(clean, scale), clean, font))
     return crops
@@ -101,11 +109,14 @@ def _reread(
     nothing_read = not result.region.observed.strip()
     if not crops or nothing_read or (result.score < RETRY_FROM and not is_short(field.text)):
         return entry
+    # What the second engine read is kept on the record whichever reading wins.
+    consulted = {k: v for k, v in result.region.measures.items() if k in SECOND_ENGINE_MEASURES}
     for attempt in range(len(RETRIES)):
         observed = "\n".join(_retry(c, lang, attempt) for c in crops)
         retried = _score(field, observed, thresholds, crops, letters)
         if _better(retried, result):
-            result = retried
+            measures = {**retried.region.measures, "engine": "tesseract", **consulted}
+            result = replace(retried, region=replace(retried.region, measures=measures))
         if not result.reasons:
             break
     return field, crops, result
@@ -120,8 +131,15 @@ def _score(
     if field.name.startswith("caption:"):
         return score_caption(field, observed, thresholds)
     if field.letter:
-        return score_option(field, observed, thresholds, family, letters)
-    return score_stem(field, observed, thresholds)
+        result = score_option(field, observed, thresholds, family, letters)
+    else:
+        result = score_stem(field, observed, thresholds)
+    formulas = formula_number_reasons(field, observed)
+    if not formulas:
+        return result
+    measures = {**result.region.measures, "missing_formula_numbers": formulas[0].detail}
+    region = replace(result.region, measures=measures)
+    return replace(result, reasons=(*result.reasons, *formulas), region=region)
 
 
 def _second_opinion(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from itemshot.verify.expected import Field
@@ -9,7 +10,13 @@ from itemshot.verify.glyphs import same_letter_as_drawn
 from itemshot.verify.labels import same_letter, split_label
 from itemshot.verify.text import missing_ends, ocr_accuracy, word_recall
 from itemshot.verify.thresholds import Thresholds
-from itemshot.verify.tokens import is_short, missing_numbers, missing_units, short_option_found
+from itemshot.verify.tokens import (
+    is_short,
+    missing_formula_numbers,
+    missing_numbers,
+    missing_units,
+    short_option_found,
+)
 from itemshot.verify.verdicts import Reason, RegionScore
 
 
@@ -47,11 +54,32 @@ def _text_checks(
     if missing:
         measures["missing_numbers"] = missing
         reasons.append(Reason("number_missing", field.name, ", ".join(missing)))
-    units = missing_units(field.text, observed) if not missing else []
+    # A unit is checked whatever the numbers gave: the second engine's veto compares checks
+    # one by one, and a check skipped in one reading must not count as passed there. A
+    # token whose number is already missing is not reported twice.
+    units = [u for u in missing_units(field.text, observed) if _leading_number(u) not in missing]
     if units:
         measures["missing_units"] = units
         reasons.append(Reason("unit_missing", field.name, ", ".join(units)))
     return score, reasons, measures
+
+
+def _leading_number(token: str) -> str:
+    match = re.match(r"[\d.,]+", token)
+    return match.group(0) if match else ""
+
+
+def formula_number_reasons(field: Field, observed: str) -> list[Reason]:
+    """Return a reason when a number on the baseline of the field's formulas is not read.
+
+    A formula's text is not compared (OCR reads typeset math poorly), but a
+    baseline value (`180` in `x = 180^\\circ - y`, `6` in `x^2 - 5x + 6`)
+    the reading does not show at all is a changed or missing number.
+    """
+    missing = missing_formula_numbers(field.math, observed)
+    if not missing:
+        return []
+    return [Reason("number_missing", field.name, "in a formula: " + ", ".join(missing))]
 
 
 def score_stem(field: Field, observed: str, thresholds: Thresholds) -> FieldResult:

@@ -29,12 +29,11 @@ from itemshot.verify.figure_search import FigureSearch
 from itemshot.verify.figures import decode_figure
 from itemshot.verify.labels import word_label
 from itemshot.verify.ocr import Word, language_for, words
-from itemshot.verify.scoring import score_stem
+from itemshot.verify.scoring import formula_number_reasons, score_stem
 from itemshot.verify.text import compact, normalise, ocr_accuracy
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from itemshot.verify.tokens import (
     is_short,
-    missing_formula_numbers,
     missing_numbers,
     missing_units,
     short_option_found,
@@ -370,7 +369,7 @@ def _audit_words(
     text = stem.text.strip(" ")
     start -= margin * text.startswith(source.MATH_GAP)
     end += margin * text.endswith(source.MATH_GAP)
-    reasons.extend(_formula_numbers(stem, area[max(0, start) : end]))
+    reasons.extend(formula_number_reasons(stem, area[max(0, start) : end]))
     reasons.extend(result.reasons)
     scores.append(result.region)
     reasons.extend(_figure_references(item, page))
@@ -392,7 +391,7 @@ def _audit_words(
         readings = option_readings(found, anchor.index, stops)
         text = max(readings, key=lambda reading: ocr_accuracy(field.text, reading))
         scores.append(_score_option(field, text, thresholds, reasons))
-        reasons.extend(_formula_numbers(field, readings[-1]))
+        reasons.extend(formula_number_reasons(field, readings[-1]))
 
     for anchor in anchors:
         if anchor.letter not in letters and LETTERS.index(anchor.letter) == len(letters):
@@ -403,14 +402,6 @@ def _audit_words(
     reasons.extend(_reading_order([first_anchor[x] for x in letters if x in first_anchor]))
 
     return verdict(image_name, item.id, "whole_image", lang, reasons, scores)
-
-
-def _formula_numbers(field: source.Field, observed: str) -> list[Reason]:
-    """Return a reason when a number of the field's formulas is nowhere in its observed text."""
-    missing = missing_formula_numbers(field.math, observed)
-    if not missing:
-        return []
-    return [Reason("number_missing", field.name, "in a formula: " + ", ".join(missing))]
 
 
 def _whole(thresholds: Thresholds) -> Thresholds:
