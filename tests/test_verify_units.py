@@ -54,6 +54,9 @@ def test_formula_numbers_are_the_baseline_digits_ocr_can_read() -> None:
     assert formula_numbers(r"\ce{CH4 + 2O2 -> CO2 + 2H2O}") == ["2", "2"]
     assert formula_numbers(r"a = 2,\ b = -3") == ["2", "3"]
     assert formula_numbers("E_{12} + x^{10}") == []
+    # A fraction's digits are stacked above and below its line, not on the baseline.
+    assert formula_numbers(r"\frac{1}{2} + \dfrac{3}{4x} = 5") == ["5"]
+    assert formula_numbers(r"\frac12 + \frac{\frac{1}{2}}{3} + 7") == ["7"]
 
 
 def test_a_changed_formula_number_is_missing_from_its_reading() -> None:

@@ -21,6 +21,9 @@ _SCRIPT = re.compile(r"[\^_](?:\{[^{}]*\}|\\?[A-Za-z]+|\d)")
 _COMMAND = re.compile(r"\\[A-Za-z]+")
 _CHEM_SUBSCRIPT = re.compile(r"(?<=[A-Za-z)\]])\d+")
 _CHEM = re.compile(r"\\ce\{([^{}]*)\}")
+# Commands that stack their arguments (a fraction's numerator over its denominator):
+# those digits sit above and below the line, in a smaller size, not on the baseline.
+_STACKING = re.compile(r"\\(?:[dtc]?frac|[dt]?binom|stackrel|overset|underset)(?![A-Za-z])")
 
 
 def numbers(text: str) -> list[str]:
@@ -107,8 +110,36 @@ def formula_numbers(latex: str) -> list[str]:
     `\\ce{CH4 + 2O2}` only the coefficient 2 counts.
     """
     text = _CHEM.sub(lambda m: _CHEM_SUBSCRIPT.sub(" ", m.group(1)), latex)
+    text = _without_stacked(text)
     text = _COMMAND.sub(" ", _SCRIPT.sub(" ", text))
     return re.findall(r"\d+", text)
+
+
+def _without_stacked(latex: str) -> str:
+    """Return `latex` with every stacking command and its two brace groups blanked out."""
+    while match := _STACKING.search(latex):
+        end = match.end()
+        for _ in range(2):
+            end = _group_end(latex, end)
+        latex = latex[: match.start()] + " " + latex[end:]
+    return latex
+
+
+def _group_end(latex: str, start: int) -> int:
+    """Return the index after the brace group (or single token) that starts at `start`."""
+    position = start
+    while position < len(latex) and latex[position].isspace():
+        position += 1
+    if position >= len(latex):
+        return position
+    if latex[position] != "{":
+        return position + 1  # `\frac12`: a single-character argument
+    depth = 0
+    for index in range(position, len(latex)):
+        depth += {"{": 1, "}": -1}.get(latex[index], 0)
+        if depth == 0:
+            return index + 1
+    return len(latex)  # unbalanced: the rest is the group
 
 
 def missing_formula_numbers(formulas: tuple[str, ...] | list[str], observed: str) -> list[str]:
