@@ -231,7 +231,7 @@ def _whole(stem_text: str, lines: list[tuple[str, str]]) -> str:
 
 def _critical(field: Field, observed: str, reasons: list[tuple[str, str]]) -> None:
     """Add the formula numbers not found in the observed text (the whole-image audit's check)."""
-    missing = missing_formula_numbers(field.math, observed) if field.math else []
+    missing = missing_formula_numbers(field.math, observed, field.text) if field.math else []
     if missing:
         reasons.append(("numbers", f"{field.name}: in a formula: {', '.join(missing)}"))
 

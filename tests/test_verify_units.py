@@ -66,6 +66,42 @@ def test_a_changed_formula_number_is_missing_from_its_reading() -> None:
     assert missing_formula_numbers(["x = 1, 6"], "z = 1,6") == []
 
 
+# How tesseract read the rendered `\\ce{CH4 + 2O2 -> CO2 + 2H2O}` stem in three looks: the
+# subscripts come out as digits, specks or nothing; the coefficients as digits.
+COMBUSTION = r"\ce{CH4 + 2O2 -> CO2 + 2H2O}"
+COMBUSTION_TEXT = "Methane burns as \n. How many moles of water form when 3 mol of methane burn?"
+COMBUSTION_READS = (
+    "Methane burns as CH, + 202 —> CO» + 2H,O. How many\nmoles of water form when 3 mol of",
+    "Methane burns as CHy + 202 —> CO2 + 2H2O. How many moles of\nwater form when 3 mol of",
+    "Methane burns as CH, + 202 —> CO2 + 220. How many moles of water\nform when 3 mol of",
+)
+
+
+def test_a_formula_reading_passes_however_its_subscripts_come_out() -> None:
+    for read in COMBUSTION_READS:
+        assert missing_formula_numbers([COMBUSTION], read, COMBUSTION_TEXT) == []
+
+
+def test_a_changed_subscript_read_as_its_old_digit_is_missing() -> None:
+    changed = COMBUSTION.replace("CO2", "CO7")
+    assert missing_formula_numbers([changed], COMBUSTION_READS[1], COMBUSTION_TEXT) == ["CO7"]
+    assert missing_formula_numbers([changed], COMBUSTION_READS[2], COMBUSTION_TEXT) == ["CO7"]
+    # A subscript read as a speck shows no number: no evidence either way.
+    assert missing_formula_numbers([changed], COMBUSTION_READS[0], COMBUSTION_TEXT) == []
+    assert missing_formula_numbers([r"\mathrm{CO_7}"], "a CO2 molecule") == ["CO_7"]
+    assert missing_formula_numbers([r"\mathrm{CO_2}"], "a CO2 molecule") == []
+
+
+def test_formula_numbers_are_a_multiset_shared_with_the_fields_text() -> None:
+    # The coefficient 2 became 3; the sentence's own "3 mol" does not stand in for it.
+    changed = COMBUSTION.replace("2H2O", "3H2O")
+    for read in COMBUSTION_READS:
+        assert missing_formula_numbers([changed], read, COMBUSTION_TEXT) == ["3"]
+    assert missing_formula_numbers(["x = 2, 2"], "x = 2, 3") == ["2"]
+    # A number read more often than written is no defect ("Figure 1" in the stem and caption).
+    assert missing_formula_numbers(["x = 1"], "Figure 1 shows x = 1. Figure 1", "Figure 1") == []
+
+
 def test_short_options_must_be_read_exactly() -> None:
     assert short_option_found("0.45, 0.56", "0.45,0.56")
     assert not short_option_found("0.45, 0.56", "0.45, 0.66")

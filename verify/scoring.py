@@ -70,13 +70,14 @@ def _leading_number(token: str) -> str:
 
 
 def formula_number_reasons(field: Field, observed: str) -> list[Reason]:
-    """Return a reason when a number on the baseline of the field's formulas is not read.
+    """Return a reason when a number of the field's formulas is not read, or read as another.
 
     A formula's text is not compared (OCR reads typeset math poorly), but a
     baseline value (`180` in `x = 180^\\circ - y`, `6` in `x^2 - 5x + 6`)
-    the reading does not show at all is a changed or missing number.
+    the reading does not show beside the field's other numbers, or a
+    subscript read as another number (`CO2` for `CO7`), is a changed number.
     """
-    missing = missing_formula_numbers(field.math, observed)
+    missing = missing_formula_numbers(field.math, observed, field.text)
     if not missing:
         return []
     return [Reason("number_missing", field.name, "in a formula: " + ", ".join(missing))]

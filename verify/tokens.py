@@ -142,13 +142,80 @@ def _group_end(latex: str, start: int) -> int:
     return len(latex)  # unbalanced: the rest is the group
 
 
-def missing_formula_numbers(formulas: tuple[str, ...] | list[str], observed: str) -> list[str]:
-    """Return the baseline numbers of the formulas that appear nowhere in the observed text.
+def missing_formula_numbers(
+    formulas: tuple[str, ...] | list[str], observed: str, text: str = ""
+) -> list[str]:
+    """Return the formula numbers the observed text does not show, or shows otherwise.
 
-    Loose on purpose (a substring of the text's digits, spaces ignored): OCR
-    reads formulas poorly, so only a number the page does not show at all
-    (a changed or dropped value) is reported.
+    Baseline numbers are looked for as a multiset: each must be found (a
+    substring of the text's digits, spaces ignored — OCR reads formulas
+    poorly) among what is left once the field's own `text` numbers have taken
+    theirs, so a coefficient changed into a number the sentence also has is
+    still missing. A sub- or superscript (`CO2`, `x^3`) is reported when the
+    reading shows its base followed by another number and never by its own:
+    a script read as a speck is no evidence either way.
     """
     seen = compact(_ocr_number_fix(observed))
-    wanted = dict.fromkeys(n for latex in formulas for n in formula_numbers(latex))
-    return [number for number in wanted if number not in seen]
+    rest = _without_numbers(seen, numbers(text))
+    missing = []
+    for number in (n for latex in formulas for n in formula_numbers(latex)):
+        at = rest.find(number)
+        if at < 0:
+            missing.append(number)
+        else:
+            rest = rest[:at] + " " + rest[at + len(number) :]
+    contradicted = [
+        shown
+        for latex in formulas
+        for pattern, digits, shown in formula_scripts(latex)
+        if _script_contradicted(pattern, digits, normalise(observed))
+    ]
+    return missing + list(dict.fromkeys(contradicted))
+
+
+def _without_numbers(seen: str, wanted: list[str]) -> str:
+    """Remove one whole-number occurrence of each wanted number from the compact text."""
+    for number in wanted:
+        match = re.search(rf"(?<![\d.,]){re.escape(number)}(?![\d])", seen)
+        if match:
+            seen = seen[: match.start()] + " " + seen[match.end() :]
+    return seen
+
+
+# A chemical species: coefficient, then elements or brackets each with their subscript.
+_SPECIES = re.compile(r"(\d*)((?:[A-Z][a-z]?|[()\[\]])(?:[A-Za-z()\[\]\d]*))")
+_PART = re.compile(r"([A-Za-z()\[\]]+)(\d*)")
+# A digit script in general math: the letters it is attached to and its digits.
+_GENERAL_SCRIPT = re.compile(r"([A-Za-z]+)[_^](\d+)")  # braces removed first
+_BEFORE = r"(?<![A-Za-z\d])"  # a base starts a word: "CO" in "CO2", not in "ACO2"
+
+
+def formula_scripts(latex: str) -> list[tuple[str, str, str]]:
+    """Return `(pattern, digits, shown)` for each number written as a formula's sub/superscript.
+
+    `pattern` matches the glyphs written before the script as OCR reads them
+    (letter O also as 0, earlier scripts as any one glyph or none), `digits`
+    the script, `shown` the part as written (`CO2`).
+    """
+    found: list[tuple[str, str, str]] = []
+    for content in _CHEM.findall(latex):
+        for species in _SPECIES.finditer(content):
+            coefficient, body = species.groups()
+            pattern = _BEFORE + (rf"(?:{coefficient}\s?)?" if coefficient else "")
+            for part in _PART.finditer(body):
+                letters, digits = part.groups()
+                pattern += "".join("[O0]" if c == "O" else re.escape(c) for c in letters)
+                if digits:
+                    found.append((pattern, digits, body[: part.end()]))
+                    pattern += r"(?:\d+|[^\sA-Za-z\d])?"
+    general = re.sub(r"[\s{}]", "", _COMMAND.sub("", _CHEM.sub(" ", latex)))
+    for match in _GENERAL_SCRIPT.finditer(general):
+        letters, digits = match.groups()
+        found.append((_BEFORE + re.escape(letters), digits, match.group(0)))
+    return found
+
+
+def _script_contradicted(pattern: str, digits: str, text: str) -> bool:
+    """Return whether the text shows the base followed by other digits and never by `digits`."""
+    after = [m.group(1) for m in re.finditer(pattern + r"(\d+)", text)]
+    return bool(after) and not any(a.startswith(digits) for a in after)
