@@ -239,8 +239,13 @@ def test_a_changed_formula_number_fails_region_scoring() -> None:
     field = stem(item)
     read = "Solve z2 - 5z + 6 = 0."  # the image shows 6 where the source says 8
     result = _score(field, read, DEFAULT_THRESHOLDS, [], "AB")
-    assert [(r.code, r.detail) for r in result.reasons] == [("number_missing", "in a formula: 8")]
-    assert _score(field, "Solve z2 - 5z + 8 = 0.", DEFAULT_THRESHOLDS, [], "AB").reasons == ()
+    # x read as z: its superscript shows under no x, which sends the field to the second engine.
+    assert [(r.code, r.detail) for r in result.reasons] == [
+        ("number_missing", "in a formula: 8"),
+        ("script_unread", "x^2"),
+    ]
+    passing = _score(field, "Solve z2 - 5z + 8 = 0.", DEFAULT_THRESHOLDS, [], "AB")
+    assert [r.code for r in passing.reasons] == ["script_unread"]  # provisional, never a verdict
 
 
 def test_units_are_not_the_next_sentence() -> None:
@@ -291,3 +296,136 @@ def test_a_changed_unit_is_reported_even_when_another_number_is_misread() -> Non
     codes = {(r.code, r.detail) for r in score_stem(stem(item), read, DEFAULT_THRESHOLDS).reasons}
     assert ("unit_missing", "100MPa") in codes
     assert ("number_missing", "300") in codes
+
+
+def test_kanji_variant_forms_are_one_character() -> None:
+    """An engine's traditional form (德) of a Japanese standard character (徳) is no misread."""
+    assert normalise("德川慶喜") == "徳川慶喜"
+    assert ocr_accuracy("豊臣秀吉", "豐臣秀吉") == 1.0
+    assert ocr_accuracy("徳川慶喜", "徳川庆喜") < 1.0  # a simplified form is another shape
+
+
+def test_a_formula_fields_plain_ends_are_checked() -> None:
+    """A stem cut after its displayed formula loses "What is x?": its plain end is missing."""
+    text = stem(Item("t", r"The angle at C satisfies $$x = 180^\circ - A.$$ What is x?", ("1",), 0))
+    assert missing_ends(text.text, "The angle at C satisfies x = 180° - A. What is x?") == []
+    assert missing_ends(text.text, "The angle at C satisfies x = 180° - A.") == ["end"]
+    # Short stems too: a quarter cut off a 40-character question still leaves its end unread.
+    question = "Which shape has exactly three lines of symmetry?"
+    assert missing_ends(question, "Which shape has exactly three lines of") == ["end"]
+
+
+def test_a_superscript_read_inline_is_no_baseline_number() -> None:
+    """`= 0` changed to `= 2`: the only 2 read is x^2's, so the 2 is missing."""
+    read = "二次方程式 x2 - 5x + 6 = 0 の解"
+    assert missing_formula_numbers(["x^2 - 5x + 6 = 2"], read) == ["2"]
+    assert missing_formula_numbers(["x^2 - 5x + 6 = 0"], read) == []
+
+
+def test_unread_and_contradicted_scripts() -> None:
+    from itemshot.verify.tokens import contradicted_formula_scripts, unread_formula_scripts
+
+    assert unread_formula_scripts(["y = ax^3 + b"], "y = ax? + b") == ["ax^3"]
+    assert unread_formula_scripts(["y = ax^3 + b"], "y = ax3 + b") == []
+    assert contradicted_formula_scripts(["y = ax^3 + b"], "y = ax² + b") == ["ax^3"]
+    assert contradicted_formula_scripts(["y = ax^3 + b"], "y = ax? + b") == []
+
+
+def test_a_script_one_engine_reads_otherwise_is_changed_however_the_other_read_it() -> None:
+    """tesseract shows no superscript, the second engine shows x² where the source says x³."""
+    from itemshot.verify.regions import _script_evidence, _settle_unread_scripts
+    from itemshot.verify.scoring import FieldResult
+
+    field = stem(Item("p", "It has the form $y = ax^3 + b$.", ("1",), 0))
+    evidence = _script_evidence(
+        field, "It has the form y = ax? + b.", "It has the form y = ax² + b."
+    )
+    assert [(r.code, r.detail) for r in evidence] == [("number_missing", "in a formula: ax^3")]
+    assert _script_evidence(field, "y = ax? + b", "y = ax + b") == ()  # read by neither
+    provisional = Reason("script_unread", "question", "ax^3")
+    entry = (field, [], FieldResult(1.0, (provisional,), RegionScore("question", "question", 1.0)))
+    _f, _c, settled = _settle_unread_scripts(entry)
+    assert settled.reasons == ()
+    assert settled.region.measures["unchecked_scripts"] == "ax^3"
+
+
+def test_a_token_either_engine_reads_is_shown() -> None:
+    """One engine misses 1200, the other 800: no number is missing from both readings."""
+    from itemshot.verify.regions import _shared
+
+    first = Reason("number_missing", "question", "1200, 300")
+    assert _shared(first, (Reason("number_missing", "question", "800"),)) is None
+    kept = _shared(first, (Reason("number_missing", "question", "300, 800"),))
+    assert kept is not None and kept.detail == "300"
+    formula = Reason("number_missing", "question", "in a formula: 300")
+    assert _shared(formula, (first,)) is None  # a text number is another check
+    label = Reason("letter_mismatch", "option:A", "label read as 'B'")
+    assert _shared(label, (Reason("letter_mismatch", "option:A", "label read as None"),)) == label
+
+
+def test_list_commas_of_a_short_option_may_go_unread() -> None:
+    assert short_option_found("0.45, 0.56", "(B) 0.45 0.56")
+    assert not short_option_found("0.45, 0.56", "(B) 0.45 0.57")
+    assert not short_option_found("1,150", "1 150")  # a comma inside a number is read
+
+
+def test_japanese_sentences_are_no_letter_digit_codes() -> None:
+    from itemshot.verify.tokens import codes
+
+    assert codes("図1の回路で、電源の電圧は12 V. See Fig. P2.79 and E1.") == ["P2.79", "E1"]
+
+
+def test_handwritten_2_and_z_are_one_glyph() -> None:
+    """Nanum Pen Script's "2" is its "z" (both engines read "1200" as "Izoo")."""
+    from itemshot.verify.glyphs import read_numbers_as_drawn
+
+    read = "supplied as Izoo kJ per kilogram"
+    source = "supplied as 1200 kJ per kilogram"
+    assert read_numbers_as_drawn(read, source, "Nanum Pen Script") == source
+    assert read_numbers_as_drawn(read, source, "Noto Sans") == read
+
+
+def test_a_caption_line_under_a_figure_is_not_the_stems_reference() -> None:
+    """ "Figure 1" alone below a gap (the figure) is a caption; after a wrapped line it is text."""
+    from itemshot.verify.ocr import Word
+    from itemshot.verify.whole_image import _without_captions
+
+    def word(text: str, top: int, line: int, left: int = 40) -> Word:
+        return Word(text, left, top, 60, 20, 95.0, (1, line, 1))
+
+    stem_line = [word("Name", 40, 1), word("the", 40, 1, 110)]
+    caption = [word("Figure", 300, 2, 300), word("1", 300, 2, 370)]
+    kept = _without_captions([*stem_line, *caption])
+    assert [w.text for w in kept] == ["Name", "the"]
+    wrapped = [word("Figure", 68, 2), word("1.", 68, 2, 110)]
+    assert len(_without_captions([*stem_line, *wrapped])) == 4
+
+
+def test_a_single_line_question_is_cut_by_its_ink_not_its_box() -> None:
+    """A short line in a wide ruled box loses the right 40% of its text, not blank paper."""
+    import random
+
+    from itemshot.renderer.records import Layout, Region, box_to_quad
+    from itemshot.verify.defects import question_truncated
+
+    image = np.full((50, 600, 3), 250, dtype=np.uint8)
+    image[40, :, :] = 120  # a notebook's rule across the whole box
+    image[15:35, 20:220, :] = 20  # the text: a dark run of ink 200 px wide
+    box = (0.0, 0.0, 600.0, 50.0)
+    region = Region(
+        "question", "question", box, box_to_quad(box), text="A short question?", font_px=22.0
+    )
+    layout = Layout(width=600, height=50, regions=(region,))
+    item = Item("s", "A short question?", ("a", "b"), 0)
+    made = question_truncated(image, item, layout, random.Random(1))
+    assert made is not None
+    cut = made[0]
+    assert (cut[15:35, 20:130] == 20).all()  # the first 60% of the text stays
+    assert (cut[15:35, 150:220] != 20).all()  # the rest is painted over
+
+
+def test_unit_case_counts_only_where_it_changes_the_quantity() -> None:
+    assert missing_units("at 750 K", "at 750 k") == []
+    assert missing_units("0.61 W/m K", "0.61 w/m k") == []
+    assert missing_units("a 5 MW plant", "a 5 mW plant") == ["5MW"]  # mega is not milli
+    assert missing_units("at 300 K", "at 300 °C") == ["300K"]

@@ -122,8 +122,10 @@ def clean_text_crop(grey: np.ndarray, margin: int = 6, font_px: float = 0.0) -> 
     """Return a dark-on-light grey crop without box borders or specks, trimmed to its ink.
 
     Large components touching the crop's edge (the frame of an option box, a
-    rule) are painted over with the background; glyphs that merely touch the
-    edge of a tight (warped) crop are kept. With `font_px`, specks (a scan's
+    rule) are painted over with the background, except the glyphs joined to
+    them (with `font_px`: what is neither a straight stroke over RULE_LENGTH
+    em nor within FRAME_END em of the crop's ends); glyphs that merely touch
+    the edge of a tight (warped) crop are kept. With `font_px`, specks (a scan's
     dust, a photo's sensor noise) are painted over too: a component far
     smaller than a glyph and farther than SPECK_GAP em from any larger one.
     Every real small mark (a period, a comma, an i's dot, a minus, a degree
@@ -137,17 +139,30 @@ def clean_text_crop(grey: np.ndarray, margin: int = 6, font_px: float = 0.0) -> 
     ink = _ink_mask(grey)
     if float(np.ptp(grey)) < 40 or not ink.any():
         return np.full((8, 8), 255, dtype=np.uint8)
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(ink.astype(np.uint8), 8)
     h, w = grey.shape
     out = grey.copy()
     background = int(np.median(grey[~ink])) if (~ink).any() else 255
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(ink.astype(np.uint8), 8)
+    # Rules (a notebook's lines, a grid, a box's sides) are painted stroke by stroke: a
+    # glyph touching one (a descender on a box's bottom edge, a label on a grid line) is
+    # one component with it, and painting the component would take the glyph along.
+    rules = _rules(ink, font_px) if font_px > 0 else np.zeros_like(ink)
+    ends = max(1, round(FRAME_END * font_px))
     for label in range(1, count):
         x, y, cw, ch, _area = stats[label]
         touches = x == 0 or y == 0 or x + cw >= w or y + ch >= h
         frame_like = cw > 0.5 * w or ch > 0.9 * h
         if touches and frame_like:
-            out[labels == label] = background
-            ink[labels == label] = False
+            frame = labels == label
+            if font_px > 0:  # what is neither a rule nor near the box's ends is a glyph
+                glyph = frame & ~rules
+                glyph[:, :ends] = False
+                glyph[:, w - ends :] = False
+                frame &= ~glyph
+            out[frame] = background
+            ink[frame] = False
+    out[rules] = background
+    ink &= ~rules
     if font_px > 0:
         _paint_specks(out, ink, labels, stats, font_px, background)
     if not ink.any():
@@ -156,6 +171,21 @@ def clean_text_crop(grey: np.ndarray, margin: int = 6, font_px: float = 0.0) -> 
     y0, y1 = max(0, ys.min() - margin), min(h, ys.max() + 1 + margin)
     x0, x1 = max(0, xs.min() - margin), min(w, xs.max() + 1 + margin)
     return out[y0:y1, x0:x1]
+
+
+RULE_LENGTH = 2.5  # em: a straight stroke this long is a rule, not part of a glyph
+FRAME_END = 0.5  # em: a frame's rounded ends lie this close to the crop's left and right
+
+
+def _rules(ink: np.ndarray, font_px: float) -> np.ndarray:
+    """Return the mask of horizontal and vertical ink strokes longer than RULE_LENGTH em."""
+    length = max(15, round(RULE_LENGTH * font_px))
+    mask = ink.astype(np.uint8)
+    found = np.zeros_like(mask)
+    for size in ((length, 1), (1, length)):
+        kernel = cv2.getStructuringElement(cv2.MORPH_RECT, size)
+        found |= cv2.morphologyEx(mask, cv2.MORPH_OPEN, kernel)
+    return found > 0
 
 
 SPECK_AREA = 0.02  # em²: under this a component is no glyph (a 22 px font: under 10 px)

@@ -238,7 +238,11 @@ def figure_removed(
 def question_truncated(
     image: np.ndarray, item: Item, layout: Layout, rng: random.Random
 ) -> tuple[np.ndarray, Item] | None:
-    """Cut the end of the question off: its last line, or the right 40% of a single line."""
+    """Cut the end of the question off: its last line, or the right 40% of a single line's text.
+
+    A single line is cut by its ink, not its box: a short line in a wide
+    block would otherwise lose nothing but blank paper.
+    """
     questions = [r for r in layout.regions if r.kind == "question" and r.text.strip()]
     if not questions:
         return None
@@ -248,8 +252,30 @@ def question_truncated(
     if (y1 - y0) > 1.6 * line:
         box = (x0, int(y1 - line * 1.05), x1, y1)
     else:
-        box = (x0 + int((x1 - x0) * 0.45), y0, x1, y1)
+        left, right = _ink_columns(image, (x0, y0, x1, y1))
+        box = (left + int((right - left) * 0.6), y0, x1, y1)
     return _paint(image, box), item
+
+
+INK_STEP = 40  # grey levels from the background that count as ink
+RULE_SHARE = 0.6  # a row or column inked over more of its length than this is a rule
+
+
+def _ink_columns(image: np.ndarray, box: tuple[int, int, int, int]) -> tuple[int, int]:
+    """Return the first and last image columns of `box` that hold text ink.
+
+    Rows and columns inked over most of their length are rules (a notebook's
+    lines, a margin), not text, and are left out.
+    """
+    x0, y0, x1, y1 = box
+    grey = cv2.cvtColor(np.ascontiguousarray(image[y0:y1, x0:x1, :3]), cv2.COLOR_RGB2GRAY)
+    away = np.abs(grey.astype(np.int16) - int(np.median(grey))) > INK_STEP
+    away[away.mean(axis=1) > RULE_SHARE, :] = False
+    away[:, away.mean(axis=0) > RULE_SHARE] = False
+    columns = np.flatnonzero(away.any(axis=0))
+    if columns.size == 0:
+        return x0, x1
+    return x0 + int(columns[0]), x0 + int(columns[-1]) + 1
 
 
 def illegible(

@@ -23,6 +23,7 @@ from itemshot.verify.images import flatten_alpha
 
 SHIFT = 6  # px of slack around the region for template matching
 BLANK_FIGURE_STD = 6.0  # grey-level spread under which a figure box counts as empty
+TEMPLATE_BLUR = 1.0  # px (Gaussian sigma) both sides are softened by before correlation
 
 
 @lru_cache(maxsize=64)
@@ -49,6 +50,10 @@ def template_score(crop: np.ndarray, figure: np.ndarray) -> float:
     template = template.astype(np.float32)
     if float(template.std()) < 1.0 or float(crop.std()) < 1.0:
         return 0.0
+    # Both softened by a pixel: the browser's resampling and ours put a thin line drawing's
+    # strokes a fraction of a pixel apart, which alone costs a sparse figure a tenth.
+    crop = cv2.GaussianBlur(crop, (0, 0), TEMPLATE_BLUR)
+    template = cv2.GaussianBlur(template, (0, 0), TEMPLATE_BLUR)
     result = cv2.matchTemplate(crop, template, cv2.TM_CCOEFF_NORMED)
     score = float(np.nanmax(result)) if result.size else 0.0
     return max(0.0, min(1.0, score))

@@ -126,3 +126,28 @@ def region_legibility(
             detail = f"measured contrast {found.contrast:.2f}"
             reasons.append(Reason("illegible", region.name, detail))
     return reasons, measures
+
+
+def marginal_reasons(name: str, measured: list[Legibility], thresholds: Thresholds) -> list[Reason]:
+    """Return `hard_to_read` for a field no engine reads whose text is at the edge of legibility.
+
+    Called only for a field that failed its text checks in every reading.
+    Its text passed the legibility floors (`text_too_small`, `illegible`)
+    but sits under one of the comfort levels — x-height under
+    `marginal_x_height_px`, resolved x-height under `marginal_resolved_px`,
+    measured contrast under `marginal_contrast` (WCAG AA for body text) —
+    so a person may well read it where both engines do not: the reason says
+    so beside the text reasons, for the reviewer to decide.
+    """
+    found = []
+    for m in measured:
+        if m.x_height_px < thresholds.marginal_x_height_px:
+            found.append(f"x-height {m.x_height_px:.1f} px")
+        if m.resolved_x_height < thresholds.marginal_resolved_px:
+            found.append(f"blur leaves {m.resolved_x_height:.1f} px of x-height")
+        if m.contrast is not None and m.contrast < thresholds.marginal_contrast:
+            found.append(f"measured contrast {m.contrast:.2f}")
+    if not found:
+        return []
+    detail = "no engine reads it, at the edge of legibility: " + ", ".join(dict.fromkeys(found))
+    return [Reason("hard_to_read", name, detail)]

@@ -34,17 +34,23 @@ from itemshot.verify.figures import (
 )
 from itemshot.verify.glyphs import read_numbers_as_drawn
 from itemshot.verify.layout_checks import final_font_px, layout_reasons, primary_font
-from itemshot.verify.legibility import region_legibility
+from itemshot.verify.legibility import marginal_reasons, region_legibility
 from itemshot.verify.ocr import join_words, language_for, ocr_stacked, words
 from itemshot.verify.scoring import (
+    UNREAD_SCRIPT,
     FieldResult,
     formula_number_reasons,
     score_caption,
     score_option,
     score_stem,
+    unread_script_reasons,
 )
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
-from itemshot.verify.tokens import is_short
+from itemshot.verify.tokens import (
+    contradicted_formula_scripts,
+    is_short,
+    unread_formula_scripts,
+)
 from itemshot.verify.verdicts import Reason, RegionScore, Verdict, verdict
 
 TEXT_KINDS = ("question", "option", "caption")
@@ -111,9 +117,17 @@ def _reread(
         return entry
     # What the second engine read is kept on the record whichever reading wins.
     consulted = {k: v for k, v in result.region.measures.items() if k in SECOND_ENGINE_MEASURES}
+    second = str(consulted.get("readings", {}).get(second_reader.ENGINE, ""))
     for attempt in range(len(RETRIES)):
         observed = "\n".join(_retry(c, lang, attempt) for c in crops)
-        retried = _score(field, observed, thresholds, crops, letters)
+        # Asked after every engine: a script this reading leaves unread is no failure, but
+        # no evidence against what the second engine read of it either.
+        _f, _c, retried = _settle_unread_scripts(
+            (field, crops, _score(field, observed, thresholds, crops, letters))
+        )
+        if second and "number_missing" not in {r.code for r in retried.reasons}:
+            evidence = _script_evidence(field, observed, second)
+            retried = replace(retried, reasons=(*retried.reasons, *evidence))
         if _better(retried, result):
             measures = {**retried.region.measures, "engine": "tesseract", **consulted}
             result = replace(retried, region=replace(retried.region, measures=measures))
@@ -135,11 +149,14 @@ def _score(
     else:
         result = score_stem(field, observed, thresholds)
     formulas = formula_number_reasons(field, observed)
-    if not formulas:
+    unread = unread_script_reasons(field, observed)
+    if not formulas and not unread:
         return result
-    measures = {**result.region.measures, "missing_formula_numbers": formulas[0].detail}
+    measures = dict(result.region.measures)
+    if formulas:
+        measures["missing_formula_numbers"] = formulas[0].detail
     region = replace(result.region, measures=measures)
-    return replace(result, reasons=(*result.reasons, *formulas), region=region)
+    return replace(result, reasons=(*result.reasons, *formulas, *unread), region=region)
 
 
 def _second_opinion(
@@ -156,8 +173,7 @@ def _second_opinion(
         return entry
     observed = "\n".join(second_reader.read(c.raw, c.font_px) for c in crops)
     second = _score(field, observed, thresholds, crops, letters)
-    both = {r.code for r in first.reasons} & {r.code for r in second.reasons}
-    best = second if _better(second, first) else first
+    best, other = (second, first) if _better(second, first) else (first, second)
     engine = second_reader.ENGINE if best is second else "tesseract"
     measures = {
         **best.region.measures,
@@ -166,8 +182,72 @@ def _second_opinion(
         "readings": {"tesseract": first.region.observed, second_reader.ENGINE: observed},
     }
     region = replace(best.region, measures=measures)
-    kept = tuple(r for r in best.reasons if r.code in both)
+    kept = tuple(r for r in (_shared(r, other.reasons) for r in best.reasons) if r is not None)
+    if "number_missing" not in {r.code for r in kept}:
+        kept += _script_evidence(field, first.region.observed, observed)
     return field, crops, FieldResult(best.score, kept, region)
+
+
+# Checks whose detail lists tokens (numbers, units), each read or not on its own.
+TOKEN_CODES = ("number_missing", "unit_missing")
+FORMULA_PREFIX = "in a formula: "
+
+
+def _tokens(detail: str) -> tuple[str, list[str]]:
+    prefix = FORMULA_PREFIX if detail.startswith(FORMULA_PREFIX) else ""
+    return prefix, detail[len(prefix) :].split(", ")
+
+
+def _shared(reason: Reason, others: tuple[Reason, ...]) -> Reason | None:
+    """Return what of a failed check the other reading fails too, or None if it passes it.
+
+    A number or unit either engine reads is shown: a token check keeps only
+    the tokens both readings miss ("800" read by one, "1200" by the other:
+    nothing is missing).
+    """
+    same = [o for o in others if o.code == reason.code]
+    if reason.code not in TOKEN_CODES:
+        return reason if same else None
+    prefix, tokens = _tokens(reason.detail)
+    missed = {t for o in same for p, ts in [_tokens(o.detail)] if p == prefix for t in ts}
+    common = [t for t in tokens if t in missed]
+    return replace(reason, detail=prefix + ", ".join(common)) if common else None
+
+
+def _script_evidence(field: Field, first: str, second: str) -> tuple[Reason, ...]:
+    """Return a reason for a formula script one reading shows as another number, the other not.
+
+    A script one engine does not read at all is no evidence: the other
+    engine's reading of it decides.
+    """
+    shown = [
+        script
+        for one, other in ((first, second), (second, first))
+        for script in contradicted_formula_scripts(field.math, one)
+        if script in unread_formula_scripts(field.math, other)
+    ]
+    if not shown:
+        return ()
+    detail = "in a formula: " + ", ".join(dict.fromkeys(shown))
+    return (Reason("number_missing", field.name, detail),)
+
+
+def _settle_unread_scripts(
+    entry: tuple[Field, list[TextCrop], FieldResult],
+) -> tuple[Field, list[TextCrop], FieldResult]:
+    """Drop the provisional unread-script reason; record the scripts as unchecked.
+
+    Called once every engine has read the field: a script none of them read
+    is not evidence of a defect.
+    """
+    field, crops, result = entry
+    unread = [r for r in result.reasons if r.code == UNREAD_SCRIPT]
+    if not unread:
+        return entry
+    measures = {**result.region.measures, "unchecked_scripts": unread[0].detail}
+    kept = tuple(r for r in result.reasons if r.code != UNREAD_SCRIPT)
+    region = replace(result.region, measures=measures)
+    return field, crops, replace(result, reasons=kept, region=region)
 
 
 def _better(new: FieldResult, old: FieldResult) -> bool:
@@ -227,12 +307,15 @@ def verify_image(
     # settle are re-read by tesseract at other scales. Only while the image could pass.
     if not reasons:
         fields = [_second_opinion(f, thresholds, letters) if f[2].reasons else f for f in fields]
+    fields = [_settle_unread_scripts(f) for f in fields]
     failing = [f for f in fields if f[2].reasons]
     if not reasons and 0 < len(failing) <= MAX_RETRIED_FIELDS:
         fields = [_reread(f, lang, thresholds, letters) if f[2].reasons else f for f in fields]
-    for _field, field_crops, result in fields:
+    for field, field_crops, result in fields:
         reasons.extend(result.reasons)
         measured = [legibility[c.region.name] for c in field_crops if c.region.name in legibility]
+        if result.reasons and measured:
+            reasons.extend(marginal_reasons(field.name, measured, thresholds))
         if measured:
             worst = min(measured, key=lambda m: m.resolved_x_height)
             measures = {"engine": "tesseract", **result.region.measures, **worst.as_dict()}

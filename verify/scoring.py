@@ -16,6 +16,7 @@ from itemshot.verify.tokens import (
     missing_numbers,
     missing_units,
     short_option_found,
+    unread_formula_scripts,
 )
 from itemshot.verify.verdicts import Reason, RegionScore
 
@@ -44,7 +45,7 @@ def _text_checks(
         measures["rule"] = "ocr accuracy"
         if score < minimum:
             reasons.append(Reason("text_mismatch", field.name, f"accuracy {score:.2f}"))
-    ends = [] if field.math else missing_ends(field.text, observed)
+    ends = missing_ends(field.text, observed)
     if ends:
         measures["missing_ends"] = ends
         reasons.append(
@@ -81,6 +82,21 @@ def formula_number_reasons(field: Field, observed: str) -> list[Reason]:
     if not missing:
         return []
     return [Reason("number_missing", field.name, "in a formula: " + ", ".join(missing))]
+
+
+UNREAD_SCRIPT = "script_unread"  # asks the second engine; never a verdict by itself
+
+
+def unread_script_reasons(field: Field, observed: str) -> list[Reason]:
+    """Return a provisional reason when a formula's digit sub/superscript is not read at all.
+
+    tesseract reads no superscript (`x^2` comes out `x?`), so a changed one
+    would go unseen; the reason sends the field to the second engine, which
+    often reads it inline (`x2`). Read by neither, the script is unchecked,
+    not failed: the caller drops this reason once every engine has been asked.
+    """
+    unread = unread_formula_scripts(field.math, observed)
+    return [Reason(UNREAD_SCRIPT, field.name, ", ".join(unread))] if unread else []
 
 
 def score_stem(field: Field, observed: str, thresholds: Thresholds) -> FieldResult:

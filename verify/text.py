@@ -11,6 +11,9 @@ comparison:
 5. CJK spacing removed: a space next to a CJK character (kana, kanji, CJK
    punctuation, full-width forms) is dropped, since tesseract puts spaces
    between Japanese characters that the source does not have.
+6. Kanji variant forms folded: a traditional form an engine reads for the
+   Japanese standard one (德 for 徳) is the same character to a reader
+   (see `verify.variants`).
 
 OCR accuracy = 1 - Levenshtein(a, b) / max(len(a), len(b)), the formula used by
 MMMU-Pro and JMMMU-Pro; two empty strings score 1. Verdicts use `ocr_accuracy`,
@@ -24,6 +27,8 @@ import unicodedata
 
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
+
+from itemshot.verify.variants import fold_variants
 
 _QUOTES = str.maketrans(
     {
@@ -72,7 +77,7 @@ _BLANK = re.compile(r"_{2,}")
 
 def normalise(text: str) -> str:
     """Return `text` normalised for comparison (NFKC, quotes/dashes, whitespace, CJK spacing)."""
-    text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    text = fold_variants(unicodedata.normalize("NFKC", text).translate(_QUOTES))
     text = _BLANK.sub(" ", text)
     text = _WHITESPACE.sub(" ", text).strip()
     text = _SPACE_BEFORE_CJK.sub("", text)
@@ -107,20 +112,32 @@ def ocr_accuracy(expected: str, observed: str) -> float:
 END_CHARS = 16  # characters at each end of a long text that must be read (truncation check)
 
 
+MIN_END_CHARS = 6  # a formula field's plain start or end shorter than this is not checked
+ENDS_FROM = 24  # shorter texts have no ends of their own to check: the accuracy covers them
+
+
 def missing_ends(expected: str, observed: str, min_ratio: float = 80.0) -> list[str]:
     """Return "start" and/or "end" when a long text's first or last characters are not read.
 
     A truncated text can keep a high overall accuracy when only a short last
     line is lost; its ends must therefore be found near the ends of the OCR text.
+    In a text with formulas (line breaks mark where they stood) the ends are
+    those of its first and last plain pieces, however short ("What is x?"
+    after a displayed formula); a piece that is a formula's place is not
+    checked here (its numbers are).
     """
     a, b = compact(expected).casefold(), compact(observed).casefold()
-    if len(a) < 3 * END_CHARS:
+    if len(a) < ENDS_FROM:
         return []
+    pieces = expected.split("\n")
+    first, last = compact(pieces[0]).casefold(), compact(pieces[-1]).casefold()
+    if len(pieces) == 1:
+        first = last = a
     missing = []
     span = 2 * END_CHARS
-    if fuzz.partial_ratio(a[:END_CHARS], b[:span]) < min_ratio:
+    if len(first) >= MIN_END_CHARS and fuzz.partial_ratio(first[:END_CHARS], b[:span]) < min_ratio:
         missing.append("start")
-    if fuzz.partial_ratio(a[-END_CHARS:], b[-span:]) < min_ratio:
+    if len(last) >= MIN_END_CHARS and fuzz.partial_ratio(last[-END_CHARS:], b[-span:]) < min_ratio:
         missing.append("end")
     return missing
 

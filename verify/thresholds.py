@@ -30,6 +30,9 @@ class Thresholds:
       (x-height / edge width); under it the text is `illegible`.
     - `legible_contrast` (1.5): minimum contrast of text to background measured on the final
       pixels; under it the text is `illegible`.
+    - `marginal_x_height_px` (8.0), `marginal_resolved_px` (5.0), `marginal_contrast` (4.5):
+      comfort levels; a field no engine reads whose text is under one of them also gets
+      `hard_to_read` (a legible image whose text fails is then told from a reading problem).
     - `whole_image_field` (0.75): minimum aligned accuracy of a field in a whole-image audit.
     """
 
@@ -43,6 +46,9 @@ class Thresholds:
     x_height_px: float = 6.0
     resolved_x_height_px: float = 3.0
     legible_contrast: float = 1.5
+    marginal_x_height_px: float = 8.0
+    marginal_resolved_px: float = 5.0
+    marginal_contrast: float = 4.5
     whole_image_field: float = 0.75
 
     def as_dict(self) -> dict[str, float]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from itemshot.verify.text import compact, normalise
+from itemshot.verify.text import compact, has_cjk, normalise
 
 # A number: optional sign, digits with thousands separators or decimals.
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?")
@@ -51,7 +51,10 @@ def codes(text: str) -> list[str]:
     found = []
     for word in normalise(text).split():
         word = word.strip(".,;:!?()[]{}\"'")
-        if any(c.isdigit() for c in word) and any(c.isalpha() for c in word):
+        # Latin letters only: Japanese runs on without spaces, so a "word" mixing kana and
+        # digits is a whole sentence, whose numbers `numbers` checks one by one.
+        latin = any(c.isascii() and c.isalpha() for c in word)
+        if latin and any(c.isdigit() for c in word) and not has_cjk(word):
             found.append(word)
     return found
 
@@ -81,14 +84,41 @@ def _missing_plain_numbers(expected: str, observed: str) -> list[str]:
 
 
 def missing_units(expected: str, observed: str) -> list[str]:
-    """Return the `number+unit` tokens of `expected` whose compact form is absent from `observed`."""
-    seen = compact(_ocr_number_fix(observed))
-    return [token for token in number_units(expected) if token.replace(" ", "") not in seen]
+    """Return the `number+unit` tokens of `expected` whose compact form is absent from `observed`.
+
+    Letter case is compared only where it changes the quantity: m/M
+    (milli, mega) and p/P (pico, peta). Elsewhere ("750 k" for 750 K,
+    "w/m" for W/m) it is how a handwriting face draws its capitals, and no
+    reader takes another unit from it.
+    """
+    seen = _unit_case(compact(_ocr_number_fix(observed)))
+    return [t for t in number_units(expected) if _unit_case(t.replace(" ", "")) not in seen]
+
+
+_CASED_PREFIXES = "mMpP"
+
+
+def _unit_case(text: str) -> str:
+    return "".join(c if c in _CASED_PREFIXES else c.casefold() for c in text)
 
 
 def short_option_found(option: str, observed: str) -> bool:
-    """Return whether a short option's whole text is found exactly (letter case aside) in `observed`."""
-    return compact(option).casefold() in compact(_ocr_number_fix(observed)).casefold()
+    """Return whether a short option's whole text is found exactly (letter case aside) in `observed`.
+
+    An option whose commas all separate list items ("0.45, 0.56") is found
+    without them: a handwriting face draws such a comma as a speck OCR drops,
+    and "0.45 0.56" still shows both numbers apart. A comma inside a number
+    ("1,150") is never dropped.
+    """
+    wanted, seen = compact(option).casefold(), compact(_ocr_number_fix(observed)).casefold()
+    if wanted in seen:
+        return True
+    if "," in option and not _INNER_COMMA.search(normalise(option)):
+        return wanted.replace(",", "") in seen.replace(",", "")
+    return False
+
+
+_INNER_COMMA = re.compile(r",(?=\S)")  # a comma with no space after it: inside a number
 
 
 def is_short(option: str) -> bool:
@@ -156,7 +186,8 @@ def missing_formula_numbers(
     a script read as a speck is no evidence either way.
     """
     seen = compact(_ocr_number_fix(observed))
-    rest = _without_numbers(seen, numbers(text))
+    scripts = [script for latex in formulas for script in formula_scripts(latex)]
+    rest = _without_scripts(_without_numbers(seen, numbers(text)), scripts)
     missing = []
     for number in (n for latex in formulas for n in formula_numbers(latex)):
         at = rest.find(number)
@@ -164,13 +195,33 @@ def missing_formula_numbers(
             missing.append(number)
         else:
             rest = rest[:at] + " " + rest[at + len(number) :]
-    contradicted = [
-        shown
-        for latex in formulas
-        for pattern, digits, shown in formula_scripts(latex)
-        if _script_contradicted(pattern, digits, normalise(observed))
-    ]
-    return missing + list(dict.fromkeys(contradicted))
+    return missing + contradicted_formula_scripts(formulas, observed)
+
+
+def contradicted_formula_scripts(formulas: tuple[str, ...] | list[str], observed: str) -> list[str]:
+    """Return the digit sub/superscripts a reading shows as another number (`CO2` for `CO7`)."""
+    text = normalise(observed)
+    return list(
+        dict.fromkeys(
+            shown
+            for latex in formulas
+            for pattern, digits, shown in formula_scripts(latex)
+            if _script_contradicted(pattern, digits, text)
+        )
+    )
+
+
+def _without_scripts(seen: str, scripts: list[tuple[str, str, str]]) -> str:
+    """Blank the digits read right after each script's base (`x2` for `x^2`) in the compact text.
+
+    A superscript read inline is no baseline number: left in, the `2` of
+    `x^2` would stand in for a changed `= 2`.
+    """
+    for pattern, _digits, _shown in scripts:
+        match = re.search(pattern + r"(\d+)", seen)
+        if match:
+            seen = seen[: match.start(1)] + " " + seen[match.end(1) :]
+    return seen
 
 
 def _without_numbers(seen: str, wanted: list[str]) -> str:
@@ -213,6 +264,23 @@ def formula_scripts(latex: str) -> list[tuple[str, str, str]]:
         letters, digits = match.groups()
         found.append((_BEFORE + re.escape(letters), digits, match.group(0)))
     return found
+
+
+def unread_formula_scripts(formulas: tuple[str, ...] | list[str], observed: str) -> list[str]:
+    """Return the digit sub/superscripts of the formulas a reading shows no digits for.
+
+    Such a script (`x^2` read as `x?`) is neither confirmed nor contradicted:
+    a reason to ask another engine, not evidence of a defect.
+    """
+    text = normalise(observed)
+    return list(
+        dict.fromkeys(
+            shown
+            for latex in formulas
+            for pattern, _digits, shown in formula_scripts(latex)
+            if not re.search(pattern + r"\d", text)
+        )
+    )
 
 
 def _script_contradicted(pattern: str, digits: str, text: str) -> bool:

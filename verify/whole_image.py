@@ -372,7 +372,7 @@ def _audit_words(
     reasons.extend(formula_number_reasons(stem, area[max(0, start) : end]))
     reasons.extend(result.reasons)
     scores.append(result.region)
-    reasons.extend(_figure_references(item, page))
+    reasons.extend(_figure_references(item, "\n".join(_lines(_without_captions(found)))))
 
     # Options: the text after each label.
     for field in options:
@@ -475,6 +475,37 @@ def _without_references(text: str, figures: tuple[int, ...]) -> str:
     for number in dict.fromkeys(figures):
         text = _reference_pattern(number).sub("", text)
     return re.sub(r"\s{2,}", " ", text).strip()
+
+
+CAPTION_GAP = 1.2  # line heights of blank space (a figure) above a caption's line
+
+
+def _without_captions(found: list[Word]) -> list[Word]:
+    """Return the words without the lines that look like a figure's caption.
+
+    A caption is a line of nothing but a figure reference ("Figure 1") with
+    a gap above it wider than a line: the figure it stands under. Left in,
+    it would stand for the stem's own reference to the figure, so a stem cut
+    before its "Figure 1" would pass. A wrapped stem line that holds only
+    "Figure 1." follows its previous line at line spacing and stays.
+    """
+    lines: dict[tuple[int, int, int], list[Word]] = {}
+    for word in found:
+        lines.setdefault(word.line, []).append(word)
+    captions: set[tuple[int, int, int]] = set()
+    previous_bottom: int | None = None
+    for key, line in lines.items():
+        top = min(w.top for w in line)
+        height = max(w.height for w in line)
+        text = " ".join(w.text for w in line)
+        gap = top - previous_bottom if previous_bottom is not None else None
+        if _CAPTION.fullmatch(text.strip()) and (gap is None or gap > CAPTION_GAP * height):
+            captions.add(key)
+        previous_bottom = max(w.top + w.height for w in line)
+    return [w for w in found if w.line not in captions]
+
+
+_CAPTION = re.compile(r"(?:figure|fig\.?|image)\s*\d+[.:]?|図\s*\d+", re.I)
 
 
 def _figure_references(item: Item, page: str) -> list[Reason]:
