@@ -429,3 +429,43 @@ def test_unit_case_counts_only_where_it_changes_the_quantity() -> None:
     assert missing_units("0.61 W/m K", "0.61 w/m k") == []
     assert missing_units("a 5 MW plant", "a 5 mW plant") == ["5MW"]  # mega is not milli
     assert missing_units("at 300 K", "at 300 °C") == ["300K"]
+
+
+def test_a_glyph_touching_a_box_edge_or_a_rule_is_kept() -> None:
+    """The box's edges and a grid line go; the descender on the edge and the label on the line stay."""
+    import cv2
+
+    from itemshot.verify.crops import clean_text_crop
+
+    text = np.full((44, 300), 255, np.uint8)
+    cv2.putText(text, "(D) planula", (30, 30), cv2.FONT_HERSHEY_SIMPLEX, 0.8, 0, 2, cv2.LINE_AA)
+    rows = np.nonzero((text < 128).any(axis=1))[0]
+    boxed = text.copy()
+    bottom = int(rows.max())  # the box's bottom edge runs through the descender's tip
+    boxed[bottom - 1 : bottom + 1, :] = 0
+    boxed[1:3, :] = 0
+    boxed[:, 0:2] = 0
+    boxed[:, -2:] = 0
+    boxed[20, :] = 90  # a notebook's rule through the text
+    cleaned = clean_text_crop(boxed, font_px=22)
+    kept = clean_text_crop(text, font_px=22)
+    # The glyphs survive but for the rows the rules crossed.
+    assert cleaned.shape[0] >= kept.shape[0] - 2
+    glyph_ink = (kept < 128).sum()
+    assert (cleaned < 128).sum() >= 0.85 * glyph_ink
+    assert (cleaned[:, :4] < 128).sum() == 0  # the box's left side went
+
+
+def test_a_short_options_closing_period_is_punctuation() -> None:
+    assert short_option_found("A stroke.", "(I) A stroke")
+    assert not short_option_found("A stroke.", "(I) A strike")
+
+
+def test_a_lookalike_is_read_as_the_source_word_glyph_for_glyph() -> None:
+    """Nanum Pen Script's 1 is its I: "I-msquare" is the source's "1-msquare", q stays q."""
+    from itemshot.verify.glyphs import read_numbers_as_drawn
+
+    source = "Gate ABC in Fig. P2.79 is 1-msquare and hinged"
+    read = "Gate ABC in Fig. P2.79 is I-msquare and hinged"
+    assert read_numbers_as_drawn(read, source, "Nanum Pen Script") == source
+    assert read_numbers_as_drawn("is I-msquire", source, "Nanum Pen Script") == "is I-msquire"

@@ -158,7 +158,7 @@ def clean_text_crop(grey: np.ndarray, margin: int = 6, font_px: float = 0.0) -> 
                 glyph = frame & ~rules
                 glyph[:, :ends] = False
                 glyph[:, w - ends :] = False
-                frame &= ~glyph
+                frame &= ~_glyph_pieces(glyph, font_px)
             out[frame] = background
             ink[frame] = False
     out[rules] = background
@@ -174,7 +174,25 @@ def clean_text_crop(grey: np.ndarray, margin: int = 6, font_px: float = 0.0) -> 
 
 
 RULE_LENGTH = 2.5  # em: a straight stroke this long is a rule, not part of a glyph
-FRAME_END = 0.5  # em: a frame's rounded ends lie this close to the crop's left and right
+FRAME_END = 0.75  # em: a frame's rounded ends lie this close to the crop's left and right
+
+
+RIM = 0.3  # em: a piece a frame leaves wholly this close to the crop's top or bottom is a corner
+
+
+def _glyph_pieces(mask: np.ndarray, font_px: float) -> np.ndarray:
+    """Return the pieces of `mask` that reach out of the crop's top and bottom rims (glyphs).
+
+    A rounded box's corners leave ticks along the rims once its straight
+    sides are gone; a letter joined to the box (a descender on its bottom
+    edge) reaches up into the text.
+    """
+    _count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), 8)
+    rim = RIM * font_px
+    top, height = stats[:, cv2.CC_STAT_TOP], stats[:, cv2.CC_STAT_HEIGHT]
+    inside = (top + height > rim) & (top < mask.shape[0] - rim)
+    inside[0] = False
+    return inside[labels]
 
 
 def _rules(ink: np.ndarray, font_px: float) -> np.ndarray:

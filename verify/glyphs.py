@@ -19,7 +19,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from itemshot.verify.fonts import font_file
-from itemshot.verify.text import compact, normalise
+from itemshot.verify.text import normalise
 
 # Pairs OCR confuses when a font draws them alike: digit/letter and label letters.
 CANDIDATES = (
@@ -109,35 +109,43 @@ def groups(pairs: tuple[tuple[str, str], ...]) -> list[frozenset[str]]:
     return [frozenset(g) for g in found]
 
 
-def as_number(token: str, found: list[frozenset[str]]) -> str:
-    """Return a token with each lookalike of a digit written as that digit ("l,2OO" → "1,200")."""
-    table = {c: d for g in found for d in g if d.isdigit() for c in g}
-    return "".join(table.get(c, c) for c in token)
+def _drawn_alike(read: str, written: str, found: list[frozenset[str]]) -> bool:
+    """Return whether `read` is `written` glyph for glyph, each pair equal or drawn alike."""
+    return len(read) == len(written) and all(
+        a == b or any(a in g and b in g for g in found) for a, b in zip(read, written, strict=True)
+    )
 
 
 def read_numbers_as_drawn(observed: str, expected: str, family: str) -> str:
     """Return the OCR text with tokens the font's lookalikes make into numbers of the source.
 
     "Figure l" read from a face whose "1" is a bare stroke becomes "Figure 1"
-    when the source says "Figure 1" ("EI" becomes "E1", "l10°" "110°"). A
-    token is rewritten only into text the source has, and never when the
-    source has the token as it was read (the word "I"), so a changed digit
-    (1 → 7) still differs.
+    when the source says "Figure 1" ("EI" becomes "E1", "l10°" "110°",
+    "I-msquare" "1-msquare"). A token is rewritten only into a word of the
+    source that holds a digit, glyph for glyph, and never when the source has
+    the token as it was read (the word "I"), so a changed digit (1 → 7)
+    still differs.
     """
     found = groups(lookalikes(family)) if family else []
     if not found:
         return observed
-    source = compact(expected)
     words = set(normalise(expected).split())
+    numbered: dict[int, list[str]] = {}
+    for word in words:
+        core = word.strip(".,;:!?()[]")
+        if any(c.isdigit() for c in core):
+            numbered.setdefault(len(core), []).append(core)
 
     def rewrite(match: re.Match[str]) -> str:
         piece = match.group(0)
         core = piece.rstrip(".,;:!?")
         label = match.start() > 0 and observed[match.start() - 1] in "([" and len(core) == 1
-        written = as_number(core, found)
-        if label or written == core or core in words or compact(written) not in source:
+        if label or core in words:
             return piece
-        return written + piece[len(core) :]
+        for written in numbered.get(len(core), ()):
+            if written != core and _drawn_alike(core, written, found):
+                return written + piece[len(core) :]
+        return piece
 
     return _PIECE.sub(rewrite, observed)
 

@@ -37,6 +37,7 @@ from itemshot.verify.layout_checks import final_font_px, layout_reasons, primary
 from itemshot.verify.legibility import marginal_reasons, region_legibility
 from itemshot.verify.ocr import join_words, language_for, ocr_stacked, words
 from itemshot.verify.scoring import (
+    FORMULA_PREFIX,
     UNREAD_SCRIPT,
     FieldResult,
     formula_number_reasons,
@@ -190,7 +191,6 @@ def _second_opinion(
 
 # Checks whose detail lists tokens (numbers, units), each read or not on its own.
 TOKEN_CODES = ("number_missing", "unit_missing")
-FORMULA_PREFIX = "in a formula: "
 
 
 def _tokens(detail: str) -> tuple[str, list[str]]:
@@ -209,7 +209,11 @@ def _shared(reason: Reason, others: tuple[Reason, ...]) -> Reason | None:
     if reason.code not in TOKEN_CODES:
         return reason if same else None
     prefix, tokens = _tokens(reason.detail)
-    missed = {t for o in same for p, ts in [_tokens(o.detail)] if p == prefix for t in ts}
+    missed: set[str] = set()
+    for other in same:
+        other_prefix, other_tokens = _tokens(other.detail)
+        if other_prefix == prefix:
+            missed.update(other_tokens)
     common = [t for t in tokens if t in missed]
     return replace(reason, detail=prefix + ", ".join(common)) if common else None
 
@@ -228,7 +232,7 @@ def _script_evidence(field: Field, first: str, second: str) -> tuple[Reason, ...
     ]
     if not shown:
         return ()
-    detail = "in a formula: " + ", ".join(dict.fromkeys(shown))
+    detail = FORMULA_PREFIX + ", ".join(dict.fromkeys(shown))
     return (Reason("number_missing", field.name, detail),)
 
 

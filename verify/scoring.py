@@ -20,6 +20,9 @@ from itemshot.verify.tokens import (
 )
 from itemshot.verify.verdicts import Reason, RegionScore
 
+FORMULA_PREFIX = "in a formula: "  # a number_missing detail about a formula's numbers
+UNREAD_SCRIPT = "script_unread"  # asks the second engine; never a verdict by itself
+
 
 @dataclass(frozen=True)
 class FieldResult:
@@ -81,10 +84,7 @@ def formula_number_reasons(field: Field, observed: str) -> list[Reason]:
     missing = missing_formula_numbers(field.math, observed, field.text)
     if not missing:
         return []
-    return [Reason("number_missing", field.name, "in a formula: " + ", ".join(missing))]
-
-
-UNREAD_SCRIPT = "script_unread"  # asks the second engine; never a verdict by itself
+    return [Reason("number_missing", field.name, FORMULA_PREFIX + ", ".join(missing))]
 
 
 def unread_script_reasons(field: Field, observed: str) -> list[Reason]:

@@ -110,7 +110,9 @@ def short_option_found(option: str, observed: str) -> bool:
     and "0.45 0.56" still shows both numbers apart. A comma inside a number
     ("1,150") is never dropped.
     """
-    wanted, seen = compact(option).casefold(), compact(_ocr_number_fix(observed)).casefold()
+    # A closing period or comma ("A stroke.") is punctuation, not part of the answer.
+    wanted = compact(option).casefold().rstrip(".,")
+    seen = compact(_ocr_number_fix(observed)).casefold()
     if wanted in seen:
         return True
     if "," in option and not _INNER_COMMA.search(normalise(option)):
