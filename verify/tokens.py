@@ -202,15 +202,7 @@ def missing_formula_numbers(
 
 def contradicted_formula_scripts(formulas: tuple[str, ...] | list[str], observed: str) -> list[str]:
     """Return the digit sub/superscripts a reading shows as another number (`CO2` for `CO7`)."""
-    text = normalise(observed)
-    return list(
-        dict.fromkeys(
-            shown
-            for latex in formulas
-            for pattern, digits, shown in formula_scripts(latex)
-            if _script_contradicted(pattern, digits, text)
-        )
-    )
+    return _scripts_read_as(formulas, observed, "contradicted")
 
 
 def _without_scripts(seen: str, scripts: list[tuple[str, str, str]]) -> str:
@@ -274,18 +266,32 @@ def unread_formula_scripts(formulas: tuple[str, ...] | list[str], observed: str)
     Such a script (`x^2` read as `x?`) is neither confirmed nor contradicted:
     a reason to ask another engine, not evidence of a defect.
     """
+    return _scripts_read_as(formulas, observed, "unread")
+
+
+def _scripts_read_as(
+    formulas: tuple[str, ...] | list[str], observed: str, status: str
+) -> list[str]:
+    """Return each formula script (as written) whose reading in `observed` has `status`."""
     text = normalise(observed)
     return list(
         dict.fromkeys(
             shown
             for latex in formulas
-            for pattern, _digits, shown in formula_scripts(latex)
-            if not re.search(pattern + r"\d", text)
+            for pattern, digits, shown in formula_scripts(latex)
+            if _script_status(pattern, digits, text) == status
         )
     )
 
 
-def _script_contradicted(pattern: str, digits: str, text: str) -> bool:
-    """Return whether the text shows the base followed by other digits and never by `digits`."""
+def _script_status(pattern: str, digits: str, text: str) -> str:
+    """Return how the text shows a script: "read", "contradicted" (other digits) or "unread".
+
+    Read when its base is once followed by its own digits; contradicted when
+    the base is followed only by other digits; unread when no digit follows
+    the base at all (or the base is not read).
+    """
     after = [m.group(1) for m in re.finditer(pattern + r"(\d+)", text)]
-    return bool(after) and not any(a.startswith(digits) for a in after)
+    if any(a.startswith(digits) for a in after):
+        return "read"
+    return "contradicted" if after else "unread"
