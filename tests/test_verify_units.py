@@ -469,3 +469,18 @@ def test_a_lookalike_is_read_as_the_source_word_glyph_for_glyph() -> None:
     read = "Gate ABC in Fig. P2.79 is I-msquare and hinged"
     assert read_numbers_as_drawn(read, source, "Nanum Pen Script") == source
     assert read_numbers_as_drawn("is I-msquire", source, "Nanum Pen Script") == "is I-msquire"
+
+
+def test_numbers_right_after_kana_or_kanji_are_numbers() -> None:
+    """Japanese puts no space before a number: 電圧は19 V changed from 12 V is a missing 19."""
+    assert missing_numbers("電源の電圧は19 Vである。", "電 源 の 電圧 は 12 V で ある 。") == ["19"]
+    assert missing_numbers("電圧は12 Vで、x2", "電圧は12Vで、x2") == []
+
+
+def test_a_unit_one_reading_checks_and_the_other_misses_the_number_of_is_missing() -> None:
+    """ "100 kPa" read where the source says 100 MPa; the other reading loses the 100 itself."""
+    from itemshot.verify.regions import _shared
+
+    unit = Reason("unit_missing", "question", "100MPa")
+    assert _shared(unit, (Reason("number_missing", "question", "100, 800"),)) == unit
+    assert _shared(unit, (Reason("text_mismatch", "question", "accuracy 0.8"),)) is None

@@ -50,6 +50,7 @@ from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from itemshot.verify.tokens import (
     contradicted_formula_scripts,
     is_short,
+    leading_number,
     unread_formula_scripts,
 )
 from itemshot.verify.verdicts import Reason, RegionScore, Verdict, verdict
@@ -208,12 +209,19 @@ def _shared(reason: Reason, others: tuple[Reason, ...]) -> Reason | None:
     same = [o for o in others if o.code == reason.code]
     if reason.code not in TOKEN_CODES:
         return reason if same else None
+    if not same and reason.code != "unit_missing":
+        return None
     prefix, tokens = _tokens(reason.detail)
     missed: set[str] = set()
     for other in same:
         other_prefix, other_tokens = _tokens(other.detail)
         if other_prefix == prefix:
             missed.update(other_tokens)
+    if reason.code == "unit_missing":
+        # A reading that misses a token's number does not check its unit ("10o kPa"): the
+        # unit is not shown there either.
+        numbers = {t for o in others if o.code == "number_missing" for t in _tokens(o.detail)[1]}
+        missed.update(t for t in tokens if leading_number(t) in numbers)
     common = [t for t in tokens if t in missed]
     return replace(reason, detail=prefix + ", ".join(common)) if common else None
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from itemshot.verify.expected import Field
@@ -12,6 +11,7 @@ from itemshot.verify.text import missing_ends, ocr_accuracy, word_recall
 from itemshot.verify.thresholds import Thresholds
 from itemshot.verify.tokens import (
     is_short,
+    leading_number,
     missing_formula_numbers,
     missing_numbers,
     missing_units,
@@ -61,16 +61,11 @@ def _text_checks(
     # A unit is checked whatever the numbers gave: the second engine's veto compares checks
     # one by one, and a check skipped in one reading must not count as passed there. A
     # token whose number is already missing is not reported twice.
-    units = [u for u in missing_units(field.text, observed) if _leading_number(u) not in missing]
+    units = [u for u in missing_units(field.text, observed) if leading_number(u) not in missing]
     if units:
         measures["missing_units"] = units
         reasons.append(Reason("unit_missing", field.name, ", ".join(units)))
     return score, reasons, measures
-
-
-def _leading_number(token: str) -> str:
-    match = re.match(r"[\d.,]+", token)
-    return match.group(0) if match else ""
 
 
 def formula_number_reasons(field: Field, observed: str) -> list[Reason]:

@@ -7,8 +7,10 @@ from collections import Counter
 
 from itemshot.verify.text import compact, has_cjk, normalise
 
-# A number: optional sign, digits with thousands separators or decimals.
-_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?")
+# A number: optional sign, digits with thousands separators or decimals. Not after a Latin
+# letter or digit ("x2", "E1" are codes), but after kana or kanji ("電圧は12 V": Japanese
+# puts no space before a number).
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?")
 # A unit right after a number: short letter run, maybe with / or ^ and a digit.
 # Only ASCII units: symbols such as Ω or μ are outside what tesseract's models read reliably.
 _UNIT = re.compile(r"\s?(%|°[CF]?|[A-Za-z]{1,4}(?:/[A-Za-z]{1,4})?(?:\^?\d)?)(?![A-Za-z])")
@@ -40,6 +42,12 @@ def number_units(text: str) -> list[str]:
         if unit and not _WORD.fullmatch(unit.group(1)):
             found.append((match.group(0) + unit.group(1)).lstrip("+"))
     return found
+
+
+def leading_number(token: str) -> str:
+    """Return the number a `number+unit` token starts with ("300" of "300kJ/kg")."""
+    match = re.match(r"[\d.,]+", token)
+    return match.group(0) if match else ""
 
 
 def _digits_only(number: str) -> str:
