@@ -343,8 +343,9 @@ def test_a_script_one_engine_reads_otherwise_is_changed_however_the_other_read_i
     assert [(r.code, r.detail) for r in evidence] == [("number_missing", "in a formula: ax^3")]
     assert _script_evidence(field, "y = ax? + b", "y = ax + b") == ()  # read by neither
     provisional = Reason("script_unread", "question", "ax^3")
-    entry = (field, [], FieldResult(1.0, (provisional,), RegionScore("question", "question", 1.0)))
-    _f, _c, settled = _settle_unread_scripts(entry)
+    settled = _settle_unread_scripts(
+        FieldResult(1.0, (provisional,), RegionScore("question", "question", 1.0))
+    )
     assert settled.reasons == ()
     assert settled.region.measures["unchecked_scripts"] == "ax^3"
 

@@ -124,9 +124,7 @@ def _reread(
         observed = "\n".join(_retry(c, lang, attempt) for c in crops)
         # Asked after every engine: a script this reading leaves unread is no failure, but
         # no evidence against what the second engine read of it either.
-        _f, _c, retried = _settle_unread_scripts(
-            (field, crops, _score(field, observed, thresholds, crops, letters))
-        )
+        retried = _settle_unread_scripts(_score(field, observed, thresholds, crops, letters))
         if second and "number_missing" not in {r.code for r in retried.reasons}:
             evidence = _script_evidence(field, observed, second)
             retried = replace(retried, reasons=(*retried.reasons, *evidence))
@@ -244,22 +242,18 @@ def _script_evidence(field: Field, first: str, second: str) -> tuple[Reason, ...
     return (Reason("number_missing", field.name, detail),)
 
 
-def _settle_unread_scripts(
-    entry: tuple[Field, list[TextCrop], FieldResult],
-) -> tuple[Field, list[TextCrop], FieldResult]:
+def _settle_unread_scripts(result: FieldResult) -> FieldResult:
     """Drop the provisional unread-script reason; record the scripts as unchecked.
 
     Called once every engine has read the field: a script none of them read
     is not evidence of a defect.
     """
-    field, crops, result = entry
     unread = [r for r in result.reasons if r.code == UNREAD_SCRIPT]
     if not unread:
-        return entry
+        return result
     measures = {**result.region.measures, "unchecked_scripts": unread[0].detail}
     kept = tuple(r for r in result.reasons if r.code != UNREAD_SCRIPT)
-    region = replace(result.region, measures=measures)
-    return field, crops, replace(result, reasons=kept, region=region)
+    return replace(result, reasons=kept, region=replace(result.region, measures=measures))
 
 
 def _better(new: FieldResult, old: FieldResult) -> bool:
@@ -319,7 +313,7 @@ def verify_image(
     # settle are re-read by tesseract at other scales. Only while the image could pass.
     if not reasons:
         fields = [_second_opinion(f, thresholds, letters) if f[2].reasons else f for f in fields]
-    fields = [_settle_unread_scripts(f) for f in fields]
+    fields = [(f, c, _settle_unread_scripts(r)) for f, c, r in fields]
     failing = [f for f in fields if f[2].reasons]
     if not reasons and 0 < len(failing) <= MAX_RETRIED_FIELDS:
         fields = [_reread(f, lang, thresholds, letters) if f[2].reasons else f for f in fields]
