@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import replace
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
-from conftest import SAMPLE_DATA, TOOL_DATA, run_cli
+from conftest import SAMPLE_DATA, run_cli
 from PIL import Image
 
 import itemshot
@@ -34,7 +33,6 @@ from itemshot.verify import second_reader, verify_image, verify_output_set
 from itemshot.verify.crops import gray, normalise_text, rectify
 from itemshot.verify.images import load_rgb
 from itemshot.verify.labels import split_label
-from itemshot.verify.thresholds import DEFAULT_THRESHOLDS
 
 pytestmark = pytest.mark.slow
 
@@ -192,32 +190,3 @@ def test_a_caption_with_another_figures_number_fails(tmp_path: Path) -> None:
         "caption:1",
         "caption:2",
     }
-
-
-def test_a_handwriting_misread_the_ink_supports_passes_and_a_changed_unit_does_not(
-    tmp_path: Path,
-) -> None:
-    """Nanum Pen Script's "kJ" is read "k)" by both engines; the ink supports "kJ", not "°C".
-
-    The source text's forced alignment costs no glyph more than the threshold
-    on the genuine page; with "800 K" changed to "800 °C" in the source the
-    same page fails, although the check that failed first was about "kJ".
-    """
-    item = next(i for i in load_dataset(TOOL_DATA).items if "1200 kJ" in i.question)
-    spec = PresentationSpec(scene="exam_sheet", font_style="handwritten")
-    out = _render(tmp_path, [JobRequest(item, spec)])
-    image, layout, render = _case(out, _rows(out)[0])
-    verdict = verify_image(image, item, layout, render=render)
-    assert verdict.passed, verdict.reasons
-    question = next(r for r in verdict.regions if r.name == "question")
-    support = question.measures["source_support"]
-    assert support["engine"] == second_reader.ENGINE
-    assert support["gap_nats"] <= DEFAULT_THRESHOLDS.support_gap
-    assert any("kJ" in settled for settled in question.measures["settled"])
-
-    changed = replace(item, question=item.question.replace("800 K", "800 °C"))
-    assert changed.question != item.question
-    verdict = verify_image(image, changed, layout, render=render)
-    assert not verdict.passed
-    question = next(r for r in verdict.regions if r.name == "question")
-    assert question.measures["source_support"]["gap_nats"] > DEFAULT_THRESHOLDS.support_gap

@@ -153,15 +153,6 @@ def read_numbers_as_drawn(observed: str, expected: str, family: str) -> str:
 _PIECE = re.compile(r"[^\s()\[\]+=/:;]+")  # a word or number between spaces, brackets, operators
 
 
-def alike_glyphs(family: str) -> dict[str, frozenset[str]]:
-    """Return, per glyph, the others this family draws alike with it (empty if none)."""
-    found: dict[str, frozenset[str]] = {}
-    for group in groups(lookalikes(family)) if family else []:
-        for char in group:
-            found[char] = group - {char}
-    return found
-
-
 def same_letter_as_drawn(read: str | None, letter: str, family: str) -> bool:
     """Return whether a label read as `read` is `letter` in a face that draws the two alike."""
     if read is None or not family:

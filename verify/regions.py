@@ -32,7 +32,7 @@ from itemshot.verify.figures import (
     figure_content,
     template_score,
 )
-from itemshot.verify.glyphs import alike_glyphs, read_numbers_as_drawn
+from itemshot.verify.glyphs import read_numbers_as_drawn
 from itemshot.verify.layout_checks import final_font_px, layout_reasons, primary_font
 from itemshot.verify.legibility import marginal_reasons, region_legibility
 from itemshot.verify.ocr import join_words, language_for, ocr_stacked, words
@@ -46,7 +46,6 @@ from itemshot.verify.scoring import (
     score_stem,
     unread_script_reasons,
 )
-from itemshot.verify.support import support
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from itemshot.verify.tokens import (
     contradicted_formula_scripts,
@@ -257,42 +256,6 @@ def _settle_unread_scripts(result: FieldResult) -> FieldResult:
     return replace(result, reasons=kept, region=replace(result.region, measures=measures))
 
 
-# Checks of what text a field shows, which the source text's support in the ink can settle.
-TEXT_CODES = ("text_mismatch", "number_missing", "unit_missing", "short_option_missing")
-
-
-def _supported(
-    entry: tuple[Field, list[TextCrop], FieldResult], thresholds: Thresholds
-) -> tuple[Field, list[TextCrop], FieldResult]:
-    """Pass a field both engines misread if its ink supports the source text glyph for glyph.
-
-    Only text checks are settled so (not a label, a formula or a caption's
-    number), and only by every glyph of the field: each must cost at most
-    `thresholds.support_gap` nats against the recogniser's own best reading.
-    The glyphs a failed check names are not enough: a check can fail on a
-    misread "kJ" while the defect is a changed unit elsewhere in the field.
-    """
-    field, crops, result = entry
-    codes = {r.code for r in result.reasons}
-    if field.math or not crops or not codes <= set(TEXT_CODES) or not field.text.strip():
-        return entry
-    family = primary_font(crops[0].region) or ""
-    found = support(
-        [(c.raw, c.font_px) for c in crops],
-        field.text,
-        label=bool(field.letter),
-        alike=alike_glyphs(family),
-    )
-    if found is None:
-        return entry
-    measures = {**result.region.measures, "source_support": found.as_dict()}
-    if found.gap > thresholds.support_gap:
-        return field, crops, replace(result, region=replace(result.region, measures=measures))
-    measures["engine"] = f"{second_reader.ENGINE} (source text's support)"
-    measures["settled"] = [f"{r.code}: {r.detail}" for r in result.reasons]
-    return field, crops, FieldResult(result.score, (), replace(result.region, measures=measures))
-
-
 def _better(new: FieldResult, old: FieldResult) -> bool:
     if len(new.reasons) != len(old.reasons):
         return len(new.reasons) < len(old.reasons)
@@ -354,8 +317,6 @@ def verify_image(
     failing = [f for f in fields if f[2].reasons]
     if not reasons and 0 < len(failing) <= MAX_RETRIED_FIELDS:
         fields = [_reread(f, lang, thresholds, letters) if f[2].reasons else f for f in fields]
-    if not reasons:
-        fields = [_supported(f, thresholds) if f[2].reasons else f for f in fields]
     for field, field_crops, result in fields:
         reasons.extend(result.reasons)
         measured = [legibility[c.region.name] for c in field_crops if c.region.name in legibility]

@@ -94,10 +94,10 @@ def _line_input(line: np.ndarray, width: int) -> np.ndarray:
     return tensor
 
 
-def _probabilities(lines: list[np.ndarray]) -> list[np.ndarray]:
-    """Return the recogniser's frames × classes probabilities for each line, padding cut off."""
+def recognise(lines: list[np.ndarray]) -> list[tuple[str, float]]:
+    """Return (text, confidence) for each grey text-line image (dark ink on white)."""
     model = _recogniser()
-    results: list[np.ndarray] = [np.zeros((0, len(model.characters)), np.float32)] * len(lines)
+    results: list[tuple[str, float]] = [("", 0.0)] * len(lines)
     order = sorted(range(len(lines)), key=lambda i: lines[i].shape[1] / lines[i].shape[0])
     for start in range(0, len(order), BATCH):
         chunk = order[start : start + BATCH]
@@ -105,38 +105,9 @@ def _probabilities(lines: list[np.ndarray]) -> list[np.ndarray]:
         width = int(np.ceil(LINE_HEIGHT * min(MAX_RATIO, max(ratio, 320 / LINE_HEIGHT))))
         batch = np.stack([_line_input(lines[i], width) for i in chunk])
         logits = model.session.run(None, {model.input_name: batch})[0]  # type: ignore[attr-defined]
-        per_frame = width / logits.shape[1]
-        for row, index in enumerate(chunk):
-            line = lines[index]
-            drawn = min(width, int(np.ceil(LINE_HEIGHT * line.shape[1] / line.shape[0])))
-            results[index] = logits[row, : max(1, int(np.ceil(drawn / per_frame)))]
+        for index, decoded in zip(chunk, _decode(logits, model.characters), strict=True):
+            results[index] = decoded
     return results
-
-
-def recognise(lines: list[np.ndarray]) -> list[tuple[str, float]]:
-    """Return (text, confidence) for each grey text-line image (dark ink on white)."""
-    characters = _recogniser().characters
-    return [_decode(p[np.newaxis], characters)[0] for p in _probabilities(lines)]
-
-
-def line_log_probs(lines: list[np.ndarray]) -> list[np.ndarray]:
-    """Return the frames × classes log-probabilities of each line (class 0 is the CTC blank)."""
-    return [np.log(np.maximum(p, 1e-12)) for p in _probabilities(lines)]
-
-
-def class_index() -> dict[str, int]:
-    """Return the recogniser's class of each character it can write."""
-    return _class_index(_recogniser().characters)
-
-
-@lru_cache(maxsize=1)
-def _class_index(characters: tuple[str, ...]) -> dict[str, int]:
-    return {c: i for i, c in enumerate(characters) if c}
-
-
-def space_index() -> int:
-    """Return the recogniser's class for a space."""
-    return len(_recogniser().characters) - 1
 
 
 def split_lines(grey: np.ndarray, font_px: float) -> list[np.ndarray]:

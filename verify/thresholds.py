@@ -33,9 +33,6 @@ class Thresholds:
     - `marginal_x_height_px` (8.0), `marginal_resolved_px` (5.0), `marginal_contrast` (4.5):
       comfort levels; a field no engine reads whose text is under one of them also gets
       `hard_to_read` (a legible image whose text fails is then told from a reading problem).
-    - `support_gap` (2.0): the most nats any source glyph of a field both engines misread
-      may cost, in the second engine's forced alignment of the source text, against its own
-      best reading, for the field's text checks to be settled (see `verify.support`).
     - `whole_image_field` (0.75): minimum aligned accuracy of a field in a whole-image audit.
     """
 
@@ -51,7 +48,6 @@ class Thresholds:
     legible_contrast: float = 1.5
     marginal_x_height_px: float = 8.0
     marginal_resolved_px: float = 5.0
-    support_gap: float = 2.0
     marginal_contrast: float = 4.5
     whole_image_field: float = 0.75
 
