@@ -133,3 +133,18 @@ def test_a_number_changed_inside_a_formula_fails(
     reasons = {(r.code, r.region, r.detail) for r in audit_image(pixels, changed).reasons}
     assert ("number_missing", "question", "in a formula: 9") in reasons
     assert ("number_missing", "option:D", "in a formula: 8") in reasons
+
+
+@pytest.mark.slow
+def test_a_changed_superscript_tesseract_cannot_read_fails(
+    renders: dict[str, tuple[np.ndarray, Layout]],
+) -> None:
+    # tesseract reads no superscript; the second engine reads the stem's lines and shows
+    # x^2 inline, so a source that now says x^3 is contradicted.
+    pixels, _layout = renders["ja-quadratic"]
+    item = _item("ja-quadratic")
+    assert "x^2" in item.question
+    assert audit_image(pixels, item).passed
+    changed = replace(item, question=item.question.replace("x^2", "x^3"))
+    reasons = {(r.code, r.region) for r in audit_image(pixels, changed).reasons}
+    assert ("number_missing", "question") in reasons

@@ -53,6 +53,36 @@ def font_file(family: str) -> str | None:
     return files[0] if files else None
 
 
+# fontconfig's weights for CSS regular (400) and bold (700).
+_FC_WEIGHTS = {"regular": 80, "bold": 200}
+
+
+@lru_cache(maxsize=128)
+def face_files(family: str) -> tuple[str, ...]:
+    """Return the files of the family's regular and bold faces (one when they are the same).
+
+    fontconfig matches a weight within the family; a family with no bold
+    face gives its regular file twice, returned once. Empty when the family
+    is not installed (fontconfig would substitute another: that is refused).
+    """
+    name = family.strip().strip("'\"")
+    if shutil.which("fc-match") is None or font_file(name) is None:
+        return ()
+    found: list[str] = []
+    for weight in _FC_WEIGHTS.values():
+        answer = subprocess.run(
+            ["fc-match", "--format", "%{file}\t%{family}", f"{name}:weight={weight}"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+        path, _tab, families = answer.partition("\t")
+        same = name.lower() in (f.strip().lower() for f in families.split(","))
+        if path and same and path not in found:
+            found.append(path)
+    return tuple(found) or (font_file(name) or "",)
+
+
 @lru_cache(maxsize=128)
 def font_facts(family: str) -> FontFacts | None:
     """Return the code points and x-height of an installed family, or None if not installed."""

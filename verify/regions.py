@@ -33,6 +33,7 @@ from itemshot.verify.figures import (
     template_score,
 )
 from itemshot.verify.glyphs import read_numbers_as_drawn
+from itemshot.verify.ink_settle import settle_by_ink
 from itemshot.verify.layout_checks import final_font_px, layout_reasons, primary_font
 from itemshot.verify.legibility import marginal_reasons, region_legibility
 from itemshot.verify.ocr import join_words, language_for, ocr_stacked, words
@@ -134,6 +135,23 @@ def _reread(
         if not result.reasons:
             break
     return field, crops, result
+
+
+def _by_ink(
+    entry: tuple[Field, list[TextCrop], FieldResult], page_family: str
+) -> tuple[Field, list[TextCrop], FieldResult]:
+    """Ask the field's pixels about the tokens every engine missed (see `verify.ink`).
+
+    A region that records no face of its own (an image-only option: its
+    label is all the text it has) is drawn in the page's main face.
+    """
+    field, crops, result = entry
+    if not crops:
+        return entry
+    family = primary_font(crops[0].region) or page_family
+    raw = [c.raw for c in crops]
+    settled = settle_by_ink(field, raw, crops[0].font_px, family, crops[0].region.label, result)
+    return field, crops, settled
 
 
 def _score(
@@ -317,6 +335,9 @@ def verify_image(
     failing = [f for f in fields if f[2].reasons]
     if not reasons and 0 < len(failing) <= MAX_RETRIED_FIELDS:
         fields = [_reread(f, lang, thresholds, letters) if f[2].reasons else f for f in fields]
+    if not reasons:
+        family = _page_family(layout)
+        fields = [_by_ink(f, family) if f[2].reasons else f for f in fields]
     for field, field_crops, result in fields:
         reasons.extend(result.reasons)
         measured = [legibility[c.region.name] for c in field_crops if c.region.name in legibility]
@@ -330,6 +351,15 @@ def verify_image(
             scores.append(result.region)
     scores.extend(fig_scores)
     return verdict(image_name, item.id, "regions", lang, reasons, scores)
+
+
+def _page_family(layout: Layout) -> str:
+    """Return the family that drew most of the page's text glyphs ("" when none is recorded)."""
+    glyphs: dict[str, int] = {}
+    for region in layout.regions:
+        for family, count in region.fonts.items():
+            glyphs[family] = glyphs.get(family, 0) + count
+    return max(glyphs, key=lambda family: glyphs[family]) if glyphs else ""
 
 
 SIZE_TOLERANCE = 1  # px the image may differ from its layout record's size

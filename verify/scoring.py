@@ -11,7 +11,6 @@ from itemshot.verify.text import missing_ends, ocr_accuracy, word_recall
 from itemshot.verify.thresholds import Thresholds
 from itemshot.verify.tokens import (
     is_short,
-    leading_number,
     missing_formula_numbers,
     missing_numbers,
     missing_units,
@@ -58,10 +57,11 @@ def _text_checks(
     if missing:
         measures["missing_numbers"] = missing
         reasons.append(Reason("number_missing", field.name, ", ".join(missing)))
-    # A unit is checked whatever the numbers gave: the second engine's veto compares checks
-    # one by one, and a check skipped in one reading must not count as passed there. A
-    # token whose number is already missing is not reported twice.
-    units = [u for u in missing_units(field.text, observed) if leading_number(u) not in missing]
+    # A unit is checked whatever the numbers gave, its number included: the second engine's
+    # veto compares checks token by token, and a unit one reading shows without its number
+    # ("goo k") must still count as missing there, or the other reading's "800 k" vetoes
+    # the number and nothing is left to fail a source that says 800 °C.
+    units = missing_units(field.text, observed)
     if units:
         measures["missing_units"] = units
         reasons.append(Reason("unit_missing", field.name, ", ".join(units)))

@@ -146,6 +146,12 @@ def split_lines(grey: np.ndarray, font_px: float) -> list[np.ndarray]:
     return lines
 
 
+def read_lines(lines: list[np.ndarray]) -> str:
+    """Return the text of normalised single-line crops read by the second engine, one per line."""
+    lines = [line for line in lines if line.size and min(line.shape) > 1]
+    return "\n".join(text for text, _confidence in recognise(lines)) if lines else ""
+
+
 def read(grey: np.ndarray, font_px: float) -> str:
     """Return the text of a normalised crop read by the second engine, one line per text line."""
     lines = split_lines(grey, font_px)

@@ -23,20 +23,23 @@ import numpy as np
 
 from itemshot.renderer.items import LETTERS, Item
 from itemshot.verify import expected as source
+from itemshot.verify import second_reader
 from itemshot.verify.align import best_window
-from itemshot.verify.crops import gray
+from itemshot.verify.crops import gray, normalise_text
 from itemshot.verify.figure_search import FigureSearch
 from itemshot.verify.figures import decode_figure
 from itemshot.verify.labels import word_label
 from itemshot.verify.ocr import Word, language_for, words
-from itemshot.verify.scoring import formula_number_reasons, score_stem
+from itemshot.verify.scoring import FORMULA_PREFIX, formula_number_reasons, score_stem
 from itemshot.verify.text import compact, normalise, ocr_accuracy
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from itemshot.verify.tokens import (
+    contradicted_formula_scripts,
     is_short,
     missing_numbers,
     missing_units,
     short_option_found,
+    unread_formula_scripts,
 )
 from itemshot.verify.verdicts import Reason, RegionScore, Verdict, verdict
 
@@ -265,8 +268,9 @@ def audit_image(
     lang = language_for(item.language, [item.question, *item.options])
     readings: list[Verdict] = []
     for rules, psm in READINGS:
-        found, _scale = _page_words(image, lang, rules=rules, psm=psm)
-        readings.append(_audit_words(found, item, lang, thresholds, image_name))
+        found, scale = _page_words(image, lang, rules=rules, psm=psm)
+        reading = _audit_words(found, item, lang, thresholds, image_name)
+        readings.append(_with_stem_scripts(reading, image, found, scale, item))
         if not readings[-1].reasons:
             break
     best = readings[-1] if not readings[-1].reasons else _field_by_field(readings)
@@ -281,6 +285,65 @@ def audit_image(
             [*best.regions, *scores],
         )
     return best
+
+
+def _with_stem_scripts(
+    reading: Verdict, image: np.ndarray, found: list[Word], scale: float, item: Item
+) -> Verdict:
+    """Return the reading with the stem's formula scripts asked of the second engine.
+
+    tesseract reads no superscript (`x^2` comes out `x?`), so a changed
+    script would go unseen on a page it reads otherwise; as in region mode,
+    the stem's lines are then read by the second engine, and a script it
+    reads as another number fails. One neither engine reads is unchecked.
+    """
+    stem = source.stem(item, drop_figure_refs=True)
+    if not stem.math:
+        return reading
+    first = {r.name: r for r in reading.regions}.get("question")
+    if first is None or not unread_formula_scripts(stem.math, first.observed):
+        return reading
+    second = second_reader.read_lines(_stem_lines(image, found, scale, item))
+    contradicted = [
+        s
+        for s in contradicted_formula_scripts(stem.math, second)
+        if s in unread_formula_scripts(stem.math, first.observed)
+    ]
+    if not contradicted:
+        return reading
+    reason = Reason("number_missing", "question", FORMULA_PREFIX + ", ".join(contradicted))
+    return verdict(
+        reading.image,
+        reading.item_id,
+        reading.mode,
+        reading.lang,
+        [*reading.reasons, reason],
+        list(reading.regions),
+    )
+
+
+def _stem_lines(image: np.ndarray, found: list[Word], scale: float, item: Item) -> list[np.ndarray]:
+    """Return the page's text lines above the first option label, as normalised grey crops."""
+    letters = [f.letter for f in source.options(item)]
+    first = min(
+        (a.index for a in assign_anchors(_anchors(found), letters).values()), default=len(found)
+    )
+    lines: dict[tuple[int, int, int], list[Word]] = {}
+    for word in _without_captions(found[:first]):
+        lines.setdefault(word.line, []).append(word)
+    grey = gray(image)
+    crops = []
+    for line in lines.values():
+        height = max(w.height for w in line) / scale
+        pad = round(0.3 * height)
+        top = max(0, round(min(w.top for w in line) / scale) - pad)
+        bottom = round(max(w.top + w.height for w in line) / scale) + pad
+        left = max(0, round(min(w.left for w in line) / scale) - pad)
+        right = round(max(w.left + w.width for w in line) / scale) + pad
+        crop = grey[top:bottom, left:right]
+        if crop.size:
+            crops.append(normalise_text(crop, height))
+    return crops
 
 
 def _field_by_field(readings: list[Verdict]) -> Verdict:

@@ -1,0 +1,153 @@
+"""Ink evidence: a token every engine misread is settled by drawing it and its rivals."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw, ImageFilter, ImageFont
+
+from itemshot.verify import ink
+from itemshot.verify.expected import Field
+from itemshot.verify.fonts import font_file
+from itemshot.verify.ink_settle import settle_by_ink
+from itemshot.verify.scoring import FieldResult
+from itemshot.verify.verdicts import Reason, RegionScore
+
+FAMILY = "Nanum Pen Script"  # the handwriting face both engines misread
+RECORDED_PX = 22.0
+
+pytestmark = pytest.mark.skipif(font_file(FAMILY) is None, reason="fonts-nanum-extra missing")
+
+
+def _ink(text: str, px: int = 23) -> np.ndarray:
+    """Return `text` as a normalised crop: drawn a pixel off the recorded size, softened, JPEG'd."""
+    font = ImageFont.truetype(font_file(FAMILY), px)
+    width = int(font.getlength(text)) + 24
+    image = Image.new("L", (width, 2 * px), 255)
+    ImageDraw.Draw(image).text((12, px // 3), text, fill=20, font=font)
+    image = image.filter(ImageFilter.GaussianBlur(0.6))
+    buffer = io.BytesIO()
+    image.save(buffer, "JPEG", quality=70)
+    return np.asarray(Image.open(buffer).convert("L"))
+
+
+def _weigh(drawn: str, token: str, rivals: list[str], shown_as: str = "") -> ink.Evidence:
+    """Weigh `token` of a source that reads like `drawn` with `shown_as` put back as `token`."""
+    source = drawn.replace(shown_as, token) if shown_as else drawn
+    found = ink.weigh(
+        [_ink(drawn)], RECORDED_PX, FAMILY, token, ink.occurrences(source, token)[0], rivals
+    )
+    assert found is not None
+    return found
+
+
+def test_a_number_drawn_as_the_source_has_it_is_shown() -> None:
+    found = _weigh("an average of 1,150 loaves", "1,150", ink.digit_rivals("1,150"))
+    assert found.shown, found.describe()
+
+
+def test_a_changed_digit_is_never_shown_its_old_value_is_a_rival() -> None:
+    # The source now says 1,160; the page still shows 1,150.
+    found = _weigh("an average of 1,150 loaves", "1,160", ink.digit_rivals("1,160"), "1,150")
+    assert not found.shown, found.describe()
+    assert found.rival == "1,150"
+
+
+@pytest.mark.parametrize(
+    ("drawn", "shown_as", "source"),
+    [("turned by 90° here", "90°", "90%"), ("uses 1200 kJ per day", "1200 kJ", "1200 MJ")],
+)
+def test_a_changed_unit_is_never_shown(drawn: str, shown_as: str, source: str) -> None:
+    found = _weigh(drawn, source, ink.unit_rivals(source), shown_as)
+    assert not found.shown, found.describe()
+
+
+def test_a_unit_drawn_as_the_source_has_it_is_shown() -> None:
+    found = _weigh("uses 1200 kJ", "1200 kJ", ink.unit_rivals("1200 kJ"))
+    assert found.shown, found.describe()
+
+
+def test_a_label_is_told_from_the_other_letters() -> None:
+    crop = _ink("(D) 110°")
+    own = ink.weigh(
+        [crop], RECORDED_PX, FAMILY, "(D)", [("", "")], ink.label_rivals("(D)", "D", "ABCDEFGHIJ")
+    )
+    other = ink.weigh(
+        [crop], RECORDED_PX, FAMILY, "(B)", [("", "")], ink.label_rivals("(B)", "B", "ABCDEFGHIJ")
+    )
+    assert own is not None and own.shown, own and own.describe()
+    assert other is not None and not other.shown
+
+
+def test_rivals_cover_every_digit_place_and_the_units_quantity() -> None:
+    assert len(ink.digit_rivals("1,150")) == 4 * 9
+    assert "800 K" in ink.unit_rivals("800 °C")
+    assert "90°" in ink.unit_rivals("90%")
+    assert {"1200 J", "1200 MJ"} <= set(ink.unit_rivals("1200 kJ"))
+    assert ink.occurrences("an average of 1,150 loaves", "1,150") == [
+        [("", ""), ("of ", ""), ("", " loaves"), ("of ", " loaves")]
+    ]
+    # "20" is no place in "420" or "2024"; "Figure 1" alone is the whole text.
+    assert len(ink.occurrences("ordering 420 in 2024, then 20 more", "20")) == 1
+    assert ink.occurrences("Figure 1", "Figure 1") == [[("", "")]]
+
+
+def _result(reasons: tuple[Reason, ...]) -> FieldResult:
+    return FieldResult(0.9, reasons, RegionScore("question", "question", 0.9, "", "", {}))
+
+
+def test_a_token_is_not_found_inside_a_longer_number() -> None:
+    # The source says 20; the page shows 420 and 2024, never 20 alone.
+    crop = _ink("ordering 420 loaves in 2024")
+    found = ink.weigh([crop], RECORDED_PX, FAMILY, "20", [("", "")], ink.digit_rivals("20"))
+    assert found is None or not found.shown, found and found.describe()
+
+
+def test_a_token_the_source_shows_twice_must_be_shown_twice() -> None:
+    # The second 40 was changed to 20 in the source; the page shows "20 ... 40".
+    crop = _ink("pay 20 now and 40 later")
+    field = Field("question", "pay 20 now and 20 later", (), ())
+    reason = Reason("number_missing", "question", "20")
+    kept = settle_by_ink(field, [crop], RECORDED_PX, FAMILY, "", _result((reason,)))
+    assert [r.code for r in kept.reasons] == ["number_missing"]
+
+
+def test_settling_drops_only_the_checks_the_ink_settles() -> None:
+    field = Field("question", "an average of 1,150 loaves", (), ())
+    crop = _ink("an average of 1,150 loaves")
+    settled = settle_by_ink(
+        field,
+        [crop],
+        RECORDED_PX,
+        FAMILY,
+        "",
+        _result((Reason("number_missing", "question", "1,150"),)),
+    )
+    assert settled.reasons == ()
+    assert "shown" in settled.region.measures["ink"][0]
+    changed = Field("question", "an average of 1,190 loaves", (), ())
+    kept = settle_by_ink(
+        changed,
+        [crop],
+        RECORDED_PX,
+        FAMILY,
+        "",
+        _result((Reason("number_missing", "question", "1,190"),)),
+    )
+    assert [r.detail for r in kept.reasons] == ["1,190"]
+
+
+def test_a_field_failing_on_its_text_is_left_as_it_is() -> None:
+    field = Field("question", "an average of 1,150 loaves", (), ())
+    result = _result(
+        (
+            Reason("text_mismatch", "question", "accuracy 0.40"),
+            Reason("number_missing", "question", "1,150"),
+        )
+    )
+    assert (
+        settle_by_ink(field, [_ink("an average of 1,150 loaves")], RECORDED_PX, FAMILY, "", result)
+        is result
+    )

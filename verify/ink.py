@@ -1,0 +1,353 @@
+"""Ink evidence: does a field's ink show a source token, or a rival of it?
+
+OCR engines share blind spots: a handwriting face's "J" read as ")" by
+both, its "1" after a comma read as "i", a label on a scan's dust not read
+at all. Where every engine misses a token, the verifier still knows what no
+engine does: the face and the size the text was set in (the layout record).
+So it draws the token as the source has it, and every rival of it — each
+other digit in each digit's place, the other option letters, the token's
+unit with other prefixes or as another quantity, and whatever the engines
+read — in that face at that size, and asks which drawing the ink matches.
+
+A token counts as shown only when its own drawing is the best match by a
+margin. A changed digit or unit is one of the rivals, so an image showing
+another number than the source always has a rival that matches the ink at
+least as well as the source does: the evidence can only ever settle an
+engine's misreading, never a real difference.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import cv2
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from itemshot.verify.fonts import face_files
+from itemshot.verify.text import normalise
+
+SCALES = (0.9, 1.1)  # sizes tried, 1 px apart, around the recorded one: a capture resamples
+MIN_MATCH = 0.8  # correlation with the ink under which the token is not shown, whatever its rivals
+MARGIN = 0.05  # how much better than every rival the source's drawing must match the ink
+DIFFERENT_INK = 64.0  # drawings differing by more than this in a column differ there
+WINDOW_PAD = 0.1  # em around the pixels where two drawings differ, compared with the ink
+DIGITS = "0123456789"
+# A unit's quantity prefixes and the symbols one quantity is most often swapped for.
+PREFIXES = ("", "k", "M", "m", "c", "μ", "n", "G")
+UNITS = (
+    "m", "g", "s", "A", "K", "mol", "cd", "Hz", "N", "Pa", "J", "W", "C", "V", "F", "Ω", "T",
+    "L", "eV", "min", "h", "d", "yr", "atm", "bar", "cal", "%", "°", "°C", "°F", "in", "ft",
+    "lb",
+)  # fmt: skip
+_UNIT_TOKEN = re.compile(r"^([-+]?[\d.,]+)(.+)$")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """How well the source token and its best rival match the ink, and the verdict."""
+
+    token: str
+    drawn: str  # the token with the context it was matched in
+    score: float  # the source drawing's match with the ink where it was located
+    rival: str  # the rival closest to (or past) the source's match
+    rival_score: float  # that rival's match where the two drawings differ
+    margin: float  # the source's lead over that rival there (the least lead of all rivals)
+
+    @property
+    def shown(self) -> bool:
+        """Return whether the ink shows the source token rather than any rival."""
+        return self.score >= MIN_MATCH and self.margin >= MARGIN
+
+    def describe(self) -> str:
+        """Return a one-line account for the region's measures."""
+        verdict = "shown" if self.shown else "not shown"
+        return (
+            f"{self.drawn!r} {verdict}: match {self.score:.2f}; closest rival {self.rival!r} "
+            f"{self.rival_score:.2f} where they differ, lead {self.margin:+.2f}"
+        )
+
+
+@lru_cache(maxsize=256)
+def _font(path: str, size: int) -> ImageFont.FreeTypeFont:
+    return ImageFont.truetype(path, size)
+
+
+def _drawing(text: str, path: str, size: int, blur: float) -> np.ndarray | None:
+    """Return `text` drawn in the face at `size` px as blurred ink (high = ink).
+
+    Every drawing shares one frame: its top is the face's ascender and its
+    left the text's origin, so two texts drawn alike line up glyph for glyph
+    and a drawing compares with another over the same pixels.
+    """
+    font = _font(path, size)
+    ascent, descent = font.getmetrics()
+    width = int(np.ceil(font.getlength(text))) + 4
+    if width <= 4:
+        return None
+    image = Image.new("L", (width, ascent + descent + 4), 0)
+    ImageDraw.Draw(image).text((2, 2), text, fill=255, font=font)
+    pixels = np.asarray(image, dtype=np.float32)
+    if not (pixels > 40).any():
+        return None
+    return cv2.GaussianBlur(pixels, (0, 0), blur)
+
+
+def _page(crop: np.ndarray, blur: float, margin: int) -> np.ndarray:
+    """Return a normalised grey crop (dark ink on white) as blurred ink, with blank margins.
+
+    Crops are trimmed close to their ink; a drawing's frame (ascender to
+    descender) is taller than a line's ink, so the page gets room around it.
+    """
+    pixels = np.pad(255.0 - crop.astype(np.float32), margin)
+    return cv2.GaussianBlur(pixels, (0, 0), blur)
+
+
+MIN_WINDOW_STD = 0.25  # of the drawing's: a near-blank window correlates with anything
+
+
+def _window_sums(table: np.ndarray, height: int, width: int) -> np.ndarray:
+    """Return the sum over every `height` × `width` window from an integral table."""
+    return (
+        table[height:, width:]
+        - table[:-height, width:]
+        - table[height:, :-width]
+        + table[:-height, :-width]
+    )
+
+
+def _window_std(page: np.ndarray, height: int, width: int) -> np.ndarray:
+    """Return the std of every `height` × `width` window of the page (matchTemplate's grid)."""
+    total, squares = cv2.integral2(page.astype(np.float64))[:2]
+    count = float(height * width)
+    mean = _window_sums(total, height, width) / count
+    return np.sqrt(np.maximum(_window_sums(squares, height, width) / count - mean * mean, 0.0))
+
+
+SIDE = 0.15  # em: the strip beside a located drawing's ink that must hold none
+SIDE_GAP = 2  # px between the drawing's ink and its strips: the blur's halo of its own edge
+SIDE_INK = 0.4  # of the page's ink level: a strip this dark holds another glyph's stroke
+
+
+def _stands_alone(page: np.ndarray, drawing: np.ndarray, size: int) -> np.ndarray:
+    """Return, per window of the drawing's size, whether no glyph touches its ink's sides.
+
+    Glyphs of one word or number sit under 0.15 em apart in the faces used,
+    words over 0.3 em: a drawing located inside a longer number ("20" in
+    "420", "2024") has another glyph's stroke right beside its own ink.
+    """
+    height, width = drawing.shape
+    columns = np.nonzero((drawing > 0.5 * drawing.max()).any(axis=0))[0]
+    level = SIDE_INK * float(np.percentile(page[page > 0], 99.5)) if (page > 0).any() else 0.0
+    if columns.size == 0:
+        return np.ones((page.shape[0] - height + 1, page.shape[1] - width + 1), dtype=bool)
+    side = max(2, round(SIDE * size))
+    # strongest[y, x] is the page's maximum over rows y..y+height, columns x..x+side.
+    kernel = np.ones((height, side), np.uint8)
+    strongest = cv2.dilate(
+        page, kernel, anchor=(0, 0), borderType=cv2.BORDER_CONSTANT, borderValue=0
+    )
+    rows, count = page.shape[0] - height + 1, page.shape[1] - width + 1
+    x = np.arange(count)
+    left = np.clip(x + columns[0] - SIDE_GAP - side, 0, page.shape[1] - 1)
+    right = np.clip(x + columns[-1] + 1 + SIDE_GAP, 0, page.shape[1] - 1)
+    return (strongest[:rows, left] <= level) & (strongest[:rows, right] <= level)
+
+
+@dataclass(frozen=True)
+class _Spot:
+    """Where the source's drawing matches the ink best: crop, scale and top-left corner."""
+
+    score: float
+    path: str  # the face file drawn
+    page: int
+    size: int
+    y: int
+    x: int
+
+
+def _locate(pages: Sequence[np.ndarray], text: str, path: str, font_px: float, blur: float):  # type: ignore[no-untyped-def]
+    """Return the best `_Spot` of `text` at every scale in every crop (None: nowhere)."""
+    best: _Spot | None = None
+    sizes = range(max(6, round(font_px * SCALES[0])), max(6, round(font_px * SCALES[-1])) + 1)
+    for size in sizes:
+        drawing = _drawing(text, path, size, blur)
+        if drawing is None:
+            continue
+        height, width = drawing.shape
+        for index, page in enumerate(pages):
+            if height > page.shape[0] or width > page.shape[1]:
+                continue
+            scores = cv2.matchTemplate(page, drawing, cv2.TM_CCOEFF_NORMED)
+            inked = _window_std(page, height, width) >= MIN_WINDOW_STD * float(drawing.std())
+            inked &= _stands_alone(page, drawing, size)
+            if not inked.any():
+                continue
+            scores = np.where(inked, scores, -1.0)
+            y, x = np.unravel_index(int(scores.argmax()), scores.shape)
+            if best is None or scores[y, x] > best.score:
+                best = _Spot(float(scores[y, x]), path, index, size, int(y), int(x))
+    return best
+
+
+def _correlation(a: np.ndarray, b: np.ndarray) -> float:
+    a, b = a - a.mean(), b - b.mean()
+    return float((a * b).sum() / max(1e-6, np.sqrt((a * a).sum() * (b * b).sum())))
+
+
+def _at(page: np.ndarray, y: int, x: int, height: int, width: int) -> np.ndarray:
+    """Return the page window at (y, x), blank (no ink) where it runs off the crop."""
+    window = np.zeros((height, width), dtype=np.float32)
+    top, left = max(0, y), max(0, x)
+    bottom, right = min(page.shape[0], y + height), min(page.shape[1], x + width)
+    if bottom > top and right > left:
+        window[top - y : bottom - y, left - x : right - x] = page[top:bottom, left:right]
+    return window
+
+
+def _compare(page: np.ndarray, spot: _Spot, own: np.ndarray, other: np.ndarray, shift: int):  # type: ignore[no-untyped-def]
+    """Return (own, other) correlations with the ink over the pixels where the drawings differ.
+
+    Both drawings share a frame; where they agree (the shared digits, the
+    rest of the word) the ink says nothing between them, so both are
+    compared with the ink only where they differ (a changed digit's strokes,
+    a unit's extra letter), a little widened, at the spot where the source's
+    drawing matched, each allowed a small shift.
+    """
+    width = max(own.shape[1], other.shape[1])
+    pair = np.zeros((2, own.shape[0], width), dtype=np.float32)
+    pair[0, :, : own.shape[1]] = own
+    pair[1, :, : other.shape[1]] = other
+    differ = np.abs(pair[0] - pair[1]) > DIFFERENT_INK
+    if not differ.any():
+        return 1.0, 1.0  # drawn alike: the ink cannot tell them apart
+    pad = max(2, round(WINDOW_PAD * spot.size))
+    mask = cv2.dilate(differ.astype(np.uint8), np.ones((2 * pad + 1, 2 * pad + 1), np.uint8)) > 0
+    rows, columns = np.nonzero(mask)
+    top, bottom, left, right = rows.min(), rows.max() + 1, columns.min(), columns.max() + 1
+    mask = mask[top:bottom, left:right]
+    scores = []
+    for drawing in pair:
+        part = drawing[top:bottom, left:right][mask]
+        scores.append(
+            max(
+                _correlation(
+                    _at(page, spot.y + top + dy, spot.x + left + dx, *mask.shape)[mask], part
+                )
+                for dy in range(-shift, shift + 1)
+                for dx in range(-shift, shift + 1)
+            )
+        )
+    return scores[0], scores[1]
+
+
+def weigh(
+    crops: Sequence[np.ndarray],
+    font_px: float,
+    family: str,
+    token: str,
+    contexts: Sequence[tuple[str, str]],
+    rivals: Iterable[str],
+) -> Evidence | None:
+    """Return how the ink of normalised `crops` supports `token` against its `rivals`.
+
+    `contexts` are (before, after) texts of the source around the token; the
+    drawing is located with the context that matches best (a line break may
+    cut it). Every rival is then drawn in that context and compared with
+    the source's drawing over the same window of ink, where the source's
+    drawing matched (a rival shorter than the source must explain the ink
+    it leaves out). None when the face is not installed or nothing matches.
+    """
+    paths = face_files(family) if family else ()
+    if not paths or not crops:
+        return None
+    blur = max(0.6, font_px / 24)
+    pages = [_page(crop, blur, round(font_px)) for crop in crops]
+    located = []
+    # The weight is not on record (a label is bold, a "bold" style all of it): both faces
+    # are tried, and the rivals are drawn in the one the ink matches.
+    for path in paths:
+        for before, after in contexts or [("", "")]:
+            spot = _locate(pages, before + token + after, path, font_px, blur)
+            if spot is not None:
+                located.append((spot.score, before, after, spot))
+    if not located:
+        return None
+    _score, before, after, spot = max(located, key=lambda found: found[0])
+    page, path = pages[spot.page], spot.path
+    shift = max(1, round(0.08 * font_px))
+    own = _drawing(before + token + after, path, spot.size, blur)
+    assert own is not None  # it was located
+    others = [r for r in dict.fromkeys(rivals) if r and normalise(r) != normalise(token)]
+    rival, rival_score, margin = "", -1.0, 1.0
+    for other in others:  # every one: a rival left out could be what the image shows
+        drawing = _drawing(before + other + after, path, spot.size, blur)
+        if drawing is None:
+            continue
+        mine, value = _compare(page, spot, own, drawing, shift)
+        if mine - value < margin:
+            rival, rival_score, margin = other, value, mine - value
+    return Evidence(token, before + token + after, spot.score, rival, rival_score, margin)
+
+
+def digit_rivals(token: str) -> list[str]:
+    """Return the token with each digit replaced by each other digit (a changed number)."""
+    rivals = []
+    for index, char in enumerate(token):
+        if char.isdigit():
+            rivals.extend(token[:index] + d + token[index + 1 :] for d in DIGITS if d != char)
+    return rivals
+
+
+def unit_rivals(token: str) -> list[str]:
+    """Return `number+unit` with the unit's prefix changed or the unit swapped for a symbol."""
+    match = _UNIT_TOKEN.match(token)
+    if match is None:
+        return []
+    number, unit = match.groups()
+    space = " " if unit.startswith(" ") else ""
+    unit = unit.strip()
+    base = unit[1:] if len(unit) > 1 and unit[0] in "".join(PREFIXES) else unit
+    units = {p + base for p in PREFIXES} | set(UNITS)
+    return [with_unit(number, u, space) for u in sorted(units) if u != unit]
+
+
+def with_unit(number: str, unit: str, space: str) -> str:
+    """Return a number and unit written with the source's spacing (none before % or °)."""
+    return f"{number}{space if unit[:1].isalpha() else ''}{unit}"
+
+
+def label_rivals(label: str, letter: str, letters: str) -> list[str]:
+    """Return the option label drawn with each other option letter."""
+    return [label.replace(letter, other) for other in letters if other != letter]
+
+
+def occurrences(text: str, token: str) -> list[list[tuple[str, str]]]:
+    """Return, for every place the source shows `token` as a whole, its (before, after) contexts.
+
+    A place inside a longer word or number ("20" in "420") is no place of
+    the token. Each place's contexts are the words around it: the word
+    before, after, or both (whichever is drawn on one line in the image
+    matches best), and the token alone where the source shows it once (of a
+    token shown twice, one drawn alone could be found at the other place).
+    In the image too a drawing is located only where no ink touches its
+    sides.
+    """
+    places = []
+    for match in re.finditer(re.escape(token), text):
+        at, end = match.start(), match.end()
+        if (at and text[at - 1].isalnum()) or (end < len(text) and text[end].isalnum()):
+            continue
+        before = text[:at].rsplit(maxsplit=1)
+        after = text[end:].split(maxsplit=1)
+        prev = (before[-1] + " ") if before and text[at - 1 : at].isspace() else ""
+        nxt = (" " + after[0]) if after and text[end : end + 1].isspace() else ""
+        places.append([(prev, ""), ("", nxt), (prev, nxt)])
+    # Alone, a token names no place: only a token the source shows once may be drawn alone.
+    alone = [("", "")] if len(places) == 1 else []
+    return [
+        list(dict.fromkeys(alone + [c for c in p if c != ("", "")])) or [("", "")] for p in places
+    ]

@@ -1,0 +1,136 @@
+"""Settle a field's failed token checks by its ink, where every engine misread the token.
+
+The checks that name a token (a number, a number with its unit, a short
+option, the option's label, a caption's figure number) are asked again of
+the pixels (`verify.ink`): a token whose drawing in the field's own face
+matches the ink better than every rival is shown, and its check passes. A
+check that compares whole text (`text_mismatch`) has no token to draw: a
+field failing one is left as it is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from itemshot.renderer.items import LETTERS
+from itemshot.verify import ink
+from itemshot.verify.expected import Field
+from itemshot.verify.scoring import FORMULA_PREFIX, FieldResult
+from itemshot.verify.text import normalise
+from itemshot.verify.tokens import codes, leading_number, number_units, numbers
+from itemshot.verify.verdicts import Reason
+
+SETTLED_BY_INK = (
+    "number_missing",
+    "unit_missing",
+    "letter_mismatch",
+    "short_option_missing",
+    "caption_mismatch",
+)
+
+
+def settle_by_ink(
+    field: Field,
+    crops: Sequence[np.ndarray],
+    font_px: float,
+    family: str,
+    label: str,
+    result: FieldResult,
+) -> FieldResult:
+    """Return the field's result with every token check its ink settles passed.
+
+    `crops` are the field's normalised crops (dark ink on white) at
+    `font_px`, `family` the face that drew most of its glyphs and `label`
+    the option's drawn label ("(A)"). What was weighed is recorded in the
+    region's measures under `ink`.
+    """
+    if not result.reasons or not family or not crops:
+        return result
+    if any(r.code not in SETTLED_BY_INK for r in result.reasons):
+        return result  # the field fails on its text whatever the tokens show
+    readings = _readings(result)
+
+    def alike(token: str) -> list[str]:
+        """Return what the engines read that could stand where the token is drawn."""
+        number = leading_number(token)
+        if number and number != token:  # a number with its unit: the same number, read
+            return [r for r in readings if leading_number(r) == number]
+        return [r for r in readings if abs(len(r) - len(token)) <= 1]
+
+    weighed: list[ink.Evidence] = []
+
+    # An option's text is drawn after its label: the label is its first word's neighbour.
+    source = normalise(f"{label} {field.text}" if label else field.text)
+
+    def shown(token: str, rivals: list[str]) -> bool:
+        """Return whether the ink shows the token at every place the source has it."""
+        places = ink.occurrences(source, token)
+        every = True
+        for contexts in places:
+            found = ink.weigh(crops, font_px, family, token, contexts, rivals + alike(token))
+            if found is not None:
+                weighed.append(found)
+            every = every and found is not None and found.shown
+        return every and bool(places)
+
+    kept: list[Reason] = []
+    for reason in result.reasons:
+        left = _settle(reason, field, label, shown)
+        if left is not None:
+            kept.append(left)
+    if not weighed:
+        return result
+    measures = {**result.region.measures, "ink": [e.describe() for e in weighed]}
+    return replace(result, reasons=tuple(kept), region=replace(result.region, measures=measures))
+
+
+def _settle(reason: Reason, field: Field, label: str, shown) -> Reason | None:  # type: ignore[no-untyped-def]
+    """Return what of one failed check the ink does not settle (None: all of it)."""
+    if reason.code == "number_missing":
+        if reason.detail.startswith(FORMULA_PREFIX):
+            return reason  # drawn in the formula's face, not the field's
+        missing = [t for t in reason.detail.split(", ") if not shown(t, ink.digit_rivals(t))]
+    elif reason.code == "unit_missing":
+        missing = []
+        for token in reason.detail.split(", "):
+            span = _unit_span(field.text, token)
+            if span is None or not shown(span, ink.unit_rivals(span)):
+                missing.append(token)
+    elif reason.code == "letter_mismatch":
+        if not label or field.letter not in label:
+            return reason
+        rivals = ink.label_rivals(label, field.letter, LETTERS)
+        return None if shown(label, rivals) else reason
+    elif reason.code in ("short_option_missing", "caption_mismatch"):
+        token = normalise(field.text)
+        return None if shown(token, ink.digit_rivals(token)) else reason
+    else:
+        return reason
+    return replace(reason, detail=", ".join(missing)) if missing else None
+
+
+def _unit_span(text: str, token: str) -> str | None:
+    """Return the source's spelling ("100 kJ") of a compact `number+unit` token ("100kJ")."""
+    number = leading_number(token)
+    unit = token[len(number) :]
+    if not number or not unit:
+        return None
+    match = re.search(re.escape(number) + r"\s?" + re.escape(unit), normalise(text))
+    return match.group(0) if match else None
+
+
+def _readings(result: FieldResult) -> list[str]:
+    """Return the tokens the engines read in the field: rivals a drawing must beat."""
+    texts = [result.region.observed]
+    texts += [str(t) for t in dict(result.region.measures.get("readings", {})).values()]
+    found: list[str] = []
+    for text in texts:
+        found += numbers(text) + codes(text)
+        for token in number_units(text):
+            number = leading_number(token)
+            found += [token, ink.with_unit(number, token[len(number) :], " ")]
+    return list(dict.fromkeys(found))
