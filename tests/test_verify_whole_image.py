@@ -35,6 +35,7 @@ CASES = (  # (item, scene): what each one exercises
     ("ja-circuit", "game_console"),  # Japanese stem, short options inside buttons
     ("en-rainfall", "game_console"),  # pale grey buttons on a white card
     ("en-symmetry", "webpage"),  # image-only options: a lone label in each card
+    ("en-parabola", "whiteboard"),  # a superscript tesseract cannot read (x^2)
 )
 
 
@@ -139,12 +140,12 @@ def test_a_number_changed_inside_a_formula_fails(
 def test_a_changed_superscript_tesseract_cannot_read_fails(
     renders: dict[str, tuple[np.ndarray, Layout]],
 ) -> None:
-    # tesseract reads no superscript; the second engine reads the stem's lines and shows
-    # x^2 inline, so a source that now says x^3 is contradicted.
-    pixels, _layout = renders["ja-quadratic"]
-    item = _item("ja-quadratic")
-    assert "x^2" in item.question
+    # tesseract reads no superscript ("az?"); the second engine reads the stem's lines and
+    # shows ax^2 inline ("ax2"), so a source that now says ax^3 is contradicted.
+    pixels, _layout = renders["en-parabola"]
+    item = _item("en-parabola")
+    assert "ax^2" in item.question
     assert audit_image(pixels, item).passed
-    changed = replace(item, question=item.question.replace("x^2", "x^3"))
+    changed = replace(item, question=item.question.replace("ax^2", "ax^3"))
     reasons = {(r.code, r.region) for r in audit_image(pixels, changed).reasons}
     assert ("number_missing", "question") in reasons
