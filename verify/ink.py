@@ -169,7 +169,9 @@ class _Spot:
     x: int
 
 
-def _locate(pages: Sequence[np.ndarray], text: str, path: str, font_px: float, blur: float):  # type: ignore[no-untyped-def]
+def _locate(
+    pages: Sequence[np.ndarray], text: str, path: str, font_px: float, blur: float
+) -> _Spot | None:
     """Return the best `_Spot` of `text` at every scale in every crop (None: nowhere)."""
     best: _Spot | None = None
     sizes = range(max(6, round(font_px * SCALES[0])), max(6, round(font_px * SCALES[-1])) + 1)
@@ -208,40 +210,47 @@ def _at(page: np.ndarray, y: int, x: int, height: int, width: int) -> np.ndarray
     return window
 
 
-def _compare(page: np.ndarray, spot: _Spot, own: np.ndarray, other: np.ndarray, shift: int):  # type: ignore[no-untyped-def]
+def _compare(
+    page: np.ndarray, spot: _Spot, own: np.ndarray, other: np.ndarray, shift: int
+) -> tuple[float, float]:
     """Return (own, other) correlations with the ink over the pixels where the drawings differ.
 
-    Both drawings share a frame; where they agree (the shared digits, the
-    rest of the word) the ink says nothing between them, so both are
-    compared with the ink only where they differ (a changed digit's strokes,
-    a unit's extra letter), a little widened, at the spot where the source's
-    drawing matched, each allowed a small shift.
+    Where the two drawings agree (the shared digits, the rest of the word)
+    the ink says nothing between them, so both are compared with the ink
+    only where they differ (a changed digit's strokes, a unit's extra
+    letter), a little widened. The source's drawing stays where it was
+    located; the rival may sit elsewhere by up to the difference of their
+    widths ("0.81 W/m" placed with its "W/m" on the ink of "0.81 kW/m"), and
+    the placement that suits it best is the one judged: its pixels that no
+    longer line up with the source's count against it there.
     """
-    width = max(own.shape[1], other.shape[1])
-    pair = np.zeros((2, own.shape[0], width), dtype=np.float32)
-    pair[0, :, : own.shape[1]] = own
-    pair[1, :, : other.shape[1]] = other
-    differ = np.abs(pair[0] - pair[1]) > DIFFERENT_INK
-    if not differ.any():
-        return 1.0, 1.0  # drawn alike: the ink cannot tell them apart
+    reach = shift + abs(own.shape[1] - other.shape[1])
+    height = own.shape[0]
+    width = max(own.shape[1], other.shape[1]) + 2 * reach
+    placed = np.zeros((height, width), dtype=np.float32)
+    placed[:, reach : reach + own.shape[1]] = own
     pad = max(2, round(WINDOW_PAD * spot.size))
-    mask = cv2.dilate(differ.astype(np.uint8), np.ones((2 * pad + 1, 2 * pad + 1), np.uint8)) > 0
-    rows, columns = np.nonzero(mask)
-    top, bottom, left, right = rows.min(), rows.max() + 1, columns.min(), columns.max() + 1
-    mask = mask[top:bottom, left:right]
-    scores = []
-    for drawing in pair:
-        part = drawing[top:bottom, left:right][mask]
-        scores.append(
-            max(
-                _correlation(
-                    _at(page, spot.y + top + dy, spot.x + left + dx, *mask.shape)[mask], part
-                )
-                for dy in range(-shift, shift + 1)
-                for dx in range(-shift, shift + 1)
-            )
-        )
-    return scores[0], scores[1]
+    kernel = np.ones((2 * pad + 1, 2 * pad + 1), np.uint8)
+    best: tuple[float, float] | None = None
+    for dx in range(-reach, reach + 1):
+        rival = np.zeros_like(placed)
+        rival[:, reach + dx : reach + dx + other.shape[1]] = other
+        differ = np.abs(placed - rival) > DIFFERENT_INK
+        if not differ.any():
+            return 1.0, 1.0  # drawn alike here: the ink cannot tell them apart
+        mask = cv2.dilate(differ.astype(np.uint8), kernel) > 0
+        rows, columns = np.nonzero(mask)
+        top, bottom, left, right = rows.min(), rows.max() + 1, columns.min(), columns.max() + 1
+        mask = mask[top:bottom, left:right]
+        mine, theirs = -1.0, -1.0
+        for dy in range(-shift, shift + 1):
+            ink = _at(page, spot.y + top + dy, spot.x - reach + left, *mask.shape)[mask]
+            mine = max(mine, _correlation(ink, placed[top:bottom, left:right][mask]))
+            theirs = max(theirs, _correlation(ink, rival[top:bottom, left:right][mask]))
+        if best is None or theirs - mine > best[1] - best[0]:
+            best = (mine, theirs)
+    assert best is not None
+    return best
 
 
 def weigh(
@@ -281,7 +290,9 @@ def weigh(
     shift = max(1, round(0.08 * font_px))
     own = _drawing(before + token + after, path, spot.size, blur)
     assert own is not None  # it was located
-    others = [r for r in dict.fromkeys(rivals) if r and normalise(r) != normalise(token)]
+    # A rival is another value: one that differs only in spaces and punctuation ("Figure.1")
+    # reads as the token itself, and a speck's worth of ink would decide between them.
+    others = [r for r in dict.fromkeys(rivals) if r and _value(r) != _value(token)]
     rival, rival_score, margin = "", -1.0, 1.0
     for other in others:  # every one: a rival left out could be what the image shows
         drawing = _drawing(before + other + after, path, spot.size, blur)
@@ -291,6 +302,11 @@ def weigh(
         if mine - value < margin:
             rival, rival_score, margin = other, value, mine - value
     return Evidence(token, before + token + after, spot.score, rival, rival_score, margin)
+
+
+def _value(text: str) -> str:
+    """Return what a token says: its letters, digits and symbols, without spaces or punctuation."""
+    return "".join(c for c in normalise(text) if c.isalnum() or c in "%°")
 
 
 def digit_rivals(token: str) -> list[str]:
@@ -331,10 +347,11 @@ def occurrences(text: str, token: str) -> list[list[tuple[str, str]]]:
     A place inside a longer word or number ("20" in "420") is no place of
     the token. Each place's contexts are the words around it: the word
     before, after, or both (whichever is drawn on one line in the image
-    matches best), and the token alone where the source shows it once (of a
-    token shown twice, one drawn alone could be found at the other place).
-    In the image too a drawing is located only where no ink touches its
-    sides.
+    matches best). The token is drawn alone only where it has no neighbour
+    (a caption): alone, a short token is found anywhere its glyphs are
+    ("3" on a handwritten "B"), and a token the source shows twice at the
+    wrong place. In the image too a drawing is located only where no ink
+    touches its sides.
     """
     places = []
     for match in re.finditer(re.escape(token), text):
@@ -345,9 +362,6 @@ def occurrences(text: str, token: str) -> list[list[tuple[str, str]]]:
         after = text[end:].split(maxsplit=1)
         prev = (before[-1] + " ") if before and text[at - 1 : at].isspace() else ""
         nxt = (" " + after[0]) if after and text[end : end + 1].isspace() else ""
-        places.append([(prev, ""), ("", nxt), (prev, nxt)])
-    # Alone, a token names no place: only a token the source shows once may be drawn alone.
-    alone = [("", "")] if len(places) == 1 else []
-    return [
-        list(dict.fromkeys(alone + [c for c in p if c != ("", "")])) or [("", "")] for p in places
-    ]
+        found = [c for c in dict.fromkeys([(prev, ""), ("", nxt), (prev, nxt)]) if c != ("", "")]
+        places.append(found or [("", "")])
+    return places

@@ -11,7 +11,7 @@ field failing one is left as it is.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -88,7 +88,9 @@ def settle_by_ink(
     return replace(result, reasons=tuple(kept), region=replace(result.region, measures=measures))
 
 
-def _settle(reason: Reason, field: Field, label: str, shown) -> Reason | None:  # type: ignore[no-untyped-def]
+def _settle(
+    reason: Reason, field: Field, label: str, shown: Callable[[str, list[str]], bool]
+) -> Reason | None:
     """Return what of one failed check the ink does not settle (None: all of it)."""
     if reason.code == "number_missing":
         if reason.detail.startswith(FORMULA_PREFIX):

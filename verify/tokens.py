@@ -14,8 +14,9 @@ _NUMBER = re.compile(r"(?<![A-Za-z0-9_.])[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?
 # A unit right after a number: short letter run, maybe with / or ^ and a digit.
 # Only ASCII units: symbols such as Ω or μ are outside what tesseract's models read reliably.
 _UNIT = re.compile(r"\s?(%|°[CF]?|[A-Za-z]{1,4}(?:/[A-Za-z]{1,4})?(?:\^?\d)?)(?![A-Za-z])")
-# A capitalised word after a number starts a sentence ("Figure 1 What …"); it is no unit.
-_WORD = re.compile(r"[A-Z][a-z]{2,3}")
+# A capitalised word after a number starts a sentence ("Figure 1 What …"); it is no unit,
+# nor is a short word of the sentence ("Figures 1 and 2", "5 of them", "10 per box").
+_WORD = re.compile(r"[A-Z][a-z]{2,3}|and|or|of|to|is|at|the|per|for|on|by|as|if|an|are|was|with")
 SHORT_OPTION_CHARS = 12
 # Parts of a formula OCR does not read reliably: super- and subscripts, command names,
 # and the digits of a chemical formula that follow an element or a bracket (CH4, (OH)2).
