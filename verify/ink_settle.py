@@ -66,9 +66,9 @@ def settle_by_ink(
     # An option's text is drawn after its label: the label is its first word's neighbour.
     source = normalise(f"{label} {field.text}" if label else field.text)
 
-    def shown(token: str, rivals: list[str]) -> bool:
-        """Return whether the ink shows the token at every place the source has it."""
-        places = ink.occurrences(source, token)
+    def shown(token: str, rivals: list[str], text: str = "") -> bool:
+        """Return whether the ink shows the token at every place `text` (the field) has it."""
+        places = ink.occurrences(text or source, token)
         every = True
         for contexts in places:
             found = ink.weigh(crops, font_px, family, token, contexts, rivals + alike(token))
@@ -88,9 +88,7 @@ def settle_by_ink(
     return replace(result, reasons=tuple(kept), region=replace(result.region, measures=measures))
 
 
-def _settle(
-    reason: Reason, field: Field, label: str, shown: Callable[[str, list[str]], bool]
-) -> Reason | None:
+def _settle(reason: Reason, field: Field, label: str, shown: Callable[..., bool]) -> Reason | None:
     """Return what of one failed check the ink does not settle (None: all of it)."""
     if reason.code == "number_missing":
         if reason.detail.startswith(FORMULA_PREFIX):
@@ -105,8 +103,9 @@ def _settle(
     elif reason.code == "letter_mismatch":
         if not label or field.letter not in label:
             return reason
+        # A label is drawn alone: every rival is a label too, so it cannot be found elsewhere.
         rivals = ink.label_rivals(label, field.letter, LETTERS)
-        return None if shown(label, rivals) else reason
+        return None if shown(label, rivals, text=label) else reason
     elif reason.code in ("short_option_missing", "caption_mismatch"):
         token = normalise(field.text)
         return None if shown(token, ink.digit_rivals(token)) else reason
