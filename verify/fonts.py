@@ -66,7 +66,8 @@ def face_files(family: str) -> tuple[str, ...]:
     is not installed (fontconfig would substitute another: that is refused).
     """
     name = family.strip().strip("'\"")
-    if shutil.which("fc-match") is None or font_file(name) is None:
+    regular = font_file(name)
+    if shutil.which("fc-match") is None or regular is None:
         return ()
     found: list[str] = []
     for weight in _FC_WEIGHTS.values():
@@ -80,7 +81,7 @@ def face_files(family: str) -> tuple[str, ...]:
         same = name.lower() in (f.strip().lower() for f in families.split(","))
         if path and same and path not in found:
             found.append(path)
-    return tuple(found) or (font_file(name) or "",)
+    return tuple(found) or (regular,)
 
 
 @lru_cache(maxsize=128)

@@ -132,7 +132,13 @@ SIDE_GAP = 2  # px between the drawing's ink and its strips: the blur's halo of 
 SIDE_INK = 0.4  # of the page's ink level: a strip this dark holds another glyph's stroke
 
 
-def _stands_alone(page: np.ndarray, drawing: np.ndarray, size: int) -> np.ndarray:
+def _ink_level(page: np.ndarray) -> float:
+    """Return the strip darkness over which a side strip holds another glyph's stroke."""
+    inked = page[page > 0]
+    return SIDE_INK * float(np.percentile(inked, 99.5)) if inked.size else 0.0
+
+
+def _stands_alone(page: np.ndarray, level: float, drawing: np.ndarray, size: int) -> np.ndarray:
     """Return, per window of the drawing's size, whether no glyph touches its ink's sides.
 
     Glyphs of one word or number sit under 0.15 em apart in the faces used,
@@ -141,7 +147,6 @@ def _stands_alone(page: np.ndarray, drawing: np.ndarray, size: int) -> np.ndarra
     """
     height, width = drawing.shape
     columns = np.nonzero((drawing > 0.5 * drawing.max()).any(axis=0))[0]
-    level = SIDE_INK * float(np.percentile(page[page > 0], 99.5)) if (page > 0).any() else 0.0
     if columns.size == 0:
         return np.ones((page.shape[0] - height + 1, page.shape[1] - width + 1), dtype=bool)
     side = max(2, round(SIDE * size))
@@ -170,9 +175,17 @@ class _Spot:
 
 
 def _locate(
-    pages: Sequence[np.ndarray], text: str, path: str, font_px: float, blur: float
+    pages: Sequence[np.ndarray],
+    levels: Sequence[float],
+    text: str,
+    path: str,
+    font_px: float,
+    blur: float,
 ) -> _Spot | None:
-    """Return the best `_Spot` of `text` at every scale in every crop (None: nowhere)."""
+    """Return the best `_Spot` of `text` at every scale in every crop (None: nowhere).
+
+    `levels` are the pages' `_ink_level`s, measured once per page.
+    """
     best: _Spot | None = None
     sizes = range(max(6, round(font_px * SCALES[0])), max(6, round(font_px * SCALES[-1])) + 1)
     for size in sizes:
@@ -185,7 +198,7 @@ def _locate(
                 continue
             scores = cv2.matchTemplate(page, drawing, cv2.TM_CCOEFF_NORMED)
             inked = _window_std(page, height, width) >= MIN_WINDOW_STD * float(drawing.std())
-            inked &= _stands_alone(page, drawing, size)
+            inked &= _stands_alone(page, levels[index], drawing, size)
             if not inked.any():
                 continue
             scores = np.where(inked, scores, -1.0)
@@ -275,12 +288,13 @@ def weigh(
         return None
     blur = max(0.6, font_px / 24)
     pages = [_page(crop, blur, round(font_px)) for crop in crops]
+    levels = [_ink_level(page) for page in pages]
     located = []
     # The weight is not on record (a label is bold, a "bold" style all of it): both faces
     # are tried, and the rivals are drawn in the one the ink matches.
     for path in paths:
         for before, after in contexts or [("", "")]:
-            spot = _locate(pages, before + token + after, path, font_px, blur)
+            spot = _locate(pages, levels, before + token + after, path, font_px, blur)
             if spot is not None:
                 located.append((spot.score, before, after, spot))
     if not located:

@@ -301,14 +301,11 @@ def _with_stem_scripts(
     if not stem.math:
         return reading
     first = {r.name: r for r in reading.regions}.get("question")
-    if first is None or not unread_formula_scripts(stem.math, first.observed):
+    unread = unread_formula_scripts(stem.math, first.observed) if first is not None else []
+    if not unread:
         return reading
     second = second_reader.read_lines(_stem_lines(image, found, scale, item))
-    contradicted = [
-        s
-        for s in contradicted_formula_scripts(stem.math, second)
-        if s in unread_formula_scripts(stem.math, first.observed)
-    ]
+    contradicted = [s for s in contradicted_formula_scripts(stem.math, second) if s in unread]
     if not contradicted:
         return reading
     reason = Reason("number_missing", "question", FORMULA_PREFIX + ", ".join(contradicted))
