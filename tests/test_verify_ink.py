@@ -55,6 +55,16 @@ def test_a_changed_digit_is_never_shown_its_old_value_is_a_rival() -> None:
     assert found.rival == "1,150"
 
 
+def test_a_narrower_digit_drawn_larger_is_no_match_for_the_wider_one() -> None:
+    # The source now says $1; the page shows $3. A size up, "costs $1. Maya" spans the ink
+    # of "costs $3. Maya": the rival is drawn at every size the source could take.
+    crop = _ink("A pen costs $3. Maya pays", 22)
+    for contexts in ink.occurrences("A pen costs $1. Maya pays", "1"):
+        for context in contexts:
+            found = ink.weigh([crop], RECORDED_PX, FAMILY, "1", [context], ink.digit_rivals("1"))
+            assert found is None or not found.shown, found.describe()
+
+
 @pytest.mark.parametrize(
     ("drawn", "shown_as", "source"),
     [("turned by 90° here", "90°", "90%"), ("uses 1200 kJ per day", "1200 kJ", "1200 MJ")],
@@ -92,6 +102,11 @@ def test_rivals_cover_every_digit_place_and_the_units_quantity() -> None:
     # "20" is no place in "420" or "2024"; "Figure 1" alone is the whole text.
     assert len(ink.occurrences("ordering 420 in 2024, then 20 more", "20")) == 1
     assert ink.occurrences("Figure 1", "Figure 1") == [[("", "")]]
+    # What is glued to a token touches its ink, and is drawn with it.
+    assert ink.occurrences("costs $0.25 per", "0.25") == [
+        [("costs $", ""), ("$", " per"), ("costs $", " per")]
+    ]
+    assert ink.occurrences("(C) 100°", "100") == [[("(C) ", "°")]]
 
 
 def _result(reasons: tuple[Reason, ...]) -> FieldResult:
@@ -137,6 +152,23 @@ def test_settling_drops_only_the_checks_the_ink_settles() -> None:
         _result((Reason("number_missing", "question", "1,190"),)),
     )
     assert [r.detail for r in kept.reasons] == ["1,190"]
+
+
+def test_a_short_options_whole_text_is_weighed_against_the_other_options() -> None:
+    # Every engine misread "Oslo" (text_mismatch); its ink shows it, set apart from its label.
+    others = ["Lima", "Perth", "Dhaka"]
+    failed = _result(
+        (
+            Reason("text_mismatch", "option:A", "accuracy 0.50"),
+            Reason("short_option_missing", "option:A", "Oslo"),
+        )
+    )
+    field = Field("option:A", "Oslo", (), (), "A")
+    settled = settle_by_ink(field, [_ink("(A)   Oslo")], RECORDED_PX, FAMILY, "(A)", failed, others)
+    assert settled.reasons == (), settled.region.measures
+    # Options swapped: the place shows "Lima", one of the rivals, and stays failed.
+    kept = settle_by_ink(field, [_ink("(A)   Lima")], RECORDED_PX, FAMILY, "(A)", failed, others)
+    assert {r.code for r in kept.reasons} == {"text_mismatch", "short_option_missing"}
 
 
 def test_a_field_failing_on_its_text_is_left_as_it_is() -> None:

@@ -287,6 +287,23 @@ def test_specks_no_glyph_owns_are_painted_over_and_periods_kept() -> None:
     assert clean_text_crop(page).shape[1] > cleaned.shape[1]  # without a font size: kept
 
 
+def test_polarity_follows_a_label_alone_in_a_wide_region() -> None:
+    """A label under 1% of an image option's region, on noisy paper or on a board, keeps its side."""
+    import cv2
+
+    from itemshot.verify.crops import ink_is_light, normalise_text
+
+    rng = np.random.default_rng(5)
+    paper = np.clip(rng.normal(242, 2.0, (184, 335)), 0, 255).astype(np.uint8)
+    cv2.putText(paper, "(D)", (150, 25), cv2.FONT_HERSHEY_SIMPLEX, 0.7, 20, 2, cv2.LINE_AA)
+    assert np.mean(paper < 128) < 0.01  # the 1st percentile is paper noise
+    assert not ink_is_light(paper)
+    assert ink_is_light(255 - paper)  # chalk on a board
+    for crop in (paper, 255 - paper):
+        normalised = normalise_text(crop, 22.0)
+        assert np.mean(normalised < 128) < 0.01  # dark ink on white: no dark halo around it
+
+
 def test_a_changed_unit_is_reported_even_when_another_number_is_misread() -> None:
     """The veto compares checks one by one: a unit check must not be skipped for a misread number."""
     from itemshot.verify.scoring import score_stem

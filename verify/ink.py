@@ -162,6 +162,19 @@ def _stands_alone(page: np.ndarray, level: float, drawing: np.ndarray, size: int
     return (strongest[:rows, left] <= level) & (strongest[:rows, right] <= level)
 
 
+def _sizes(font_px: float) -> range:
+    """Return the font sizes a drawing is tried at around the recorded one (1 px apart)."""
+    return range(max(6, round(font_px * SCALES[0])), max(6, round(font_px * SCALES[-1])) + 1)
+
+
+def _lift(path: str, size: int, other: int) -> int:
+    """Return how far below a `size` drawing's top an `other`-size drawing's top sits.
+
+    Drawings of one face at two sizes line up on their baseline.
+    """
+    return _font(path, size).getmetrics()[0] - _font(path, other).getmetrics()[0]
+
+
 @dataclass(frozen=True)
 class _Spot:
     """Where the source's drawing matches the ink best: crop, scale and top-left corner."""
@@ -187,8 +200,7 @@ def _locate(
     `levels` are the pages' `_ink_level`s, measured once per page.
     """
     best: _Spot | None = None
-    sizes = range(max(6, round(font_px * SCALES[0])), max(6, round(font_px * SCALES[-1])) + 1)
-    for size in sizes:
+    for size in _sizes(font_px):
         drawing = _drawing(text, path, size, blur)
         if drawing is None:
             continue
@@ -224,7 +236,7 @@ def _at(page: np.ndarray, y: int, x: int, height: int, width: int) -> np.ndarray
 
 
 def _compare(
-    page: np.ndarray, spot: _Spot, own: np.ndarray, other: np.ndarray, shift: int
+    page: np.ndarray, spot: _Spot, own: np.ndarray, other: np.ndarray, shift: int, lift: int
 ) -> tuple[float, float]:
     """Return (own, other) correlations with the ink over the pixels where the drawings differ.
 
@@ -232,34 +244,38 @@ def _compare(
     the ink says nothing between them, so both are compared with the ink
     only where they differ (a changed digit's strokes, a unit's extra
     letter), a little widened. The source's drawing stays where it was
-    located; the rival may sit elsewhere by up to the difference of their
-    widths ("0.81 W/m" placed with its "W/m" on the ink of "0.81 kW/m"), and
-    the placement that suits it best is the one judged: its pixels that no
+    located; the rival, `lift` px lower (drawn at another size, on the same
+    baseline), may sit elsewhere by up to the difference of their widths
+    ("0.81 W/m" placed with its "W/m" on the ink of "0.81 kW/m"), and the
+    placement that suits it best is the one judged: its pixels that no
     longer line up with the source's count against it there.
     """
     reach = shift + abs(own.shape[1] - other.shape[1])
-    height = own.shape[0]
+    top = max(0, -lift)  # the source's row on the shared canvas
+    height = max(top + own.shape[0], top + lift + other.shape[0])
     width = max(own.shape[1], other.shape[1]) + 2 * reach
     placed = np.zeros((height, width), dtype=np.float32)
-    placed[:, reach : reach + own.shape[1]] = own
+    placed[top : top + own.shape[0], reach : reach + own.shape[1]] = own
     pad = max(2, round(WINDOW_PAD * spot.size))
     kernel = np.ones((2 * pad + 1, 2 * pad + 1), np.uint8)
     best: tuple[float, float] | None = None
     for dx in range(-reach, reach + 1):
         rival = np.zeros_like(placed)
-        rival[:, reach + dx : reach + dx + other.shape[1]] = other
+        rival[
+            top + lift : top + lift + other.shape[0], reach + dx : reach + dx + other.shape[1]
+        ] = other
         differ = np.abs(placed - rival) > DIFFERENT_INK
         if not differ.any():
             return 1.0, 1.0  # drawn alike here: the ink cannot tell them apart
         mask = cv2.dilate(differ.astype(np.uint8), kernel) > 0
         rows, columns = np.nonzero(mask)
-        top, bottom, left, right = rows.min(), rows.max() + 1, columns.min(), columns.max() + 1
-        mask = mask[top:bottom, left:right]
+        y0, y1, x0, x1 = rows.min(), rows.max() + 1, columns.min(), columns.max() + 1
+        mask = mask[y0:y1, x0:x1]
         mine, theirs = -1.0, -1.0
         for dy in range(-shift, shift + 1):
-            ink = _at(page, spot.y + top + dy, spot.x - reach + left, *mask.shape)[mask]
-            mine = max(mine, _correlation(ink, placed[top:bottom, left:right][mask]))
-            theirs = max(theirs, _correlation(ink, rival[top:bottom, left:right][mask]))
+            ink = _at(page, spot.y - top + y0 + dy, spot.x - reach + x0, *mask.shape)[mask]
+            mine = max(mine, _correlation(ink, placed[y0:y1, x0:x1][mask]))
+            theirs = max(theirs, _correlation(ink, rival[y0:y1, x0:x1][mask]))
         if best is None or theirs - mine > best[1] - best[0]:
             best = (mine, theirs)
     assert best is not None
@@ -309,12 +325,16 @@ def weigh(
     others = [r for r in dict.fromkeys(rivals) if r and _value(r) != _value(token)]
     rival, rival_score, margin = "", -1.0, 1.0
     for other in others:  # every one: a rival left out could be what the image shows
-        drawing = _drawing(before + other + after, path, spot.size, blur)
-        if drawing is None:
-            continue
-        mine, value = _compare(page, spot, own, drawing, shift)
-        if mine - value < margin:
-            rival, rival_score, margin = other, value, mine - value
+        # At every size the source was free to take: a narrow digit drawn a size larger
+        # fills a wider digit's ink, and the rival at the source's size would not.
+        for size in _sizes(font_px):
+            drawing = _drawing(before + other + after, path, size, blur)
+            if drawing is None:
+                continue
+            lift = _lift(path, spot.size, size)
+            mine, value = _compare(page, spot, own, drawing, shift, lift)
+            if mine - value < margin:
+                rival, rival_score, margin = other, value, mine - value
     return Evidence(token, before + token + after, spot.score, rival, rival_score, margin)
 
 
@@ -359,23 +379,48 @@ def occurrences(text: str, token: str) -> list[list[tuple[str, str]]]:
     """Return, for every place the source shows `token` as a whole, its (before, after) contexts.
 
     A place inside a longer word or number ("20" in "420") is no place of
-    the token. Each place's contexts are the words around it: the word
-    before, after, or both (whichever is drawn on one line in the image
-    matches best). The token is drawn alone only where it has no neighbour
-    (a caption): alone, a short token is found anywhere its glyphs are
-    ("3" on a handwritten "B"), and a token the source shows twice at the
-    wrong place. In the image too a drawing is located only where no ink
-    touches its sides.
+    the token. What is glued to the token ("$" of "$0.25", "°" of "100°",
+    a closing comma) is drawn with it in every context: in the image it
+    touches the token's ink, and a drawing is located only where no ink
+    touches its sides. Each place's contexts add the words around it: the
+    word before, after, or both (whichever is drawn on one line in the image
+    matches best). The token is drawn without a neighbouring word only where
+    it has none (a caption): alone, a short token is found anywhere its
+    glyphs are ("3" on a handwritten "B"), and a token the source shows
+    twice at the wrong place.
     """
     places = []
     for match in re.finditer(re.escape(token), text):
         at, end = match.start(), match.end()
         if (at and text[at - 1].isalnum()) or (end < len(text) and text[end].isalnum()):
             continue
-        before = text[:at].rsplit(maxsplit=1)
-        after = text[end:].split(maxsplit=1)
-        prev = (before[-1] + " ") if before and text[at - 1 : at].isspace() else ""
-        nxt = (" " + after[0]) if after and text[end : end + 1].isspace() else ""
-        found = [c for c in dict.fromkeys([(prev, ""), ("", nxt), (prev, nxt)]) if c != ("", "")]
-        places.append(found or [("", "")])
+        glued_before = text[_word_start(text, at) : at]
+        glued_after = text[end : _word_end(text, end)]
+        before = text[: at - len(glued_before)].rsplit(maxsplit=1)
+        after = text[end + len(glued_after) :].split(maxsplit=1)
+        prev = f"{before[-1]} {glued_before}" if before else glued_before
+        nxt = f"{glued_after} {after[0]}" if after else glued_after
+        found = [
+            c
+            for c in dict.fromkeys([(prev, glued_after), (glued_before, nxt), (prev, nxt)])
+            if has_neighbours([c])
+        ]
+        places.append(found or [(glued_before, glued_after)])
     return places
+
+
+def has_neighbours(contexts: Sequence[tuple[str, str]]) -> bool:
+    """Return whether any of a place's contexts draws a neighbouring word with the token."""
+    return any(" " in before + after for before, after in contexts)
+
+
+def _word_start(text: str, at: int) -> int:
+    while at and not text[at - 1].isspace():
+        at -= 1
+    return at
+
+
+def _word_end(text: str, end: int) -> int:
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    return end

@@ -4,8 +4,9 @@ The checks that name a token (a number, a number with its unit, a short
 option, the option's label, a caption's figure number) are asked again of
 the pixels (`verify.ink`): a token whose drawing in the field's own face
 matches the ink better than every rival is shown, and its check passes. A
-check that compares whole text (`text_mismatch`) has no token to draw: a
-field failing one is left as it is.
+check that compares whole text (`text_mismatch`) has no token to draw, except
+on a short option, whose whole text is its token: a longer field failing one
+is left as it is.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from itemshot.verify import ink
 from itemshot.verify.expected import Field
 from itemshot.verify.scoring import FORMULA_PREFIX, FieldResult
 from itemshot.verify.text import normalise
-from itemshot.verify.tokens import codes, leading_number, number_units, numbers
+from itemshot.verify.tokens import codes, is_short, leading_number, number_units, numbers
 from itemshot.verify.verdicts import Reason
 
 SETTLED_BY_INK = (
@@ -40,17 +41,20 @@ def settle_by_ink(
     family: str,
     label: str,
     result: FieldResult,
+    others: Sequence[str] = (),
 ) -> FieldResult:
     """Return the field's result with every token check its ink settles passed.
 
     `crops` are the field's normalised crops (dark ink on white) at
-    `font_px`, `family` the face that drew most of its glyphs and `label`
-    the option's drawn label ("(A)"). What was weighed is recorded in the
-    region's measures under `ink`.
+    `font_px`, `family` the face that drew most of its glyphs, `label` the
+    option's drawn label ("(A)") and `others` the item's other options'
+    texts: what a short option's place could show instead (swapped options).
+    What was weighed is recorded in the region's measures under `ink`.
     """
     if not result.reasons or not family or not crops:
         return result
-    if any(r.code not in SETTLED_BY_INK for r in result.reasons):
+    settled = SETTLED_BY_INK + (("text_mismatch",) if _whole_token(field) else ())
+    if any(r.code not in settled for r in result.reasons):
         return result  # the field fails on its text whatever the tokens show
     readings = _readings(result)
 
@@ -64,11 +68,20 @@ def settle_by_ink(
     weighed: list[ink.Evidence] = []
 
     # An option's text is drawn after its label: the label is its first word's neighbour.
-    source = normalise(f"{label} {field.text}" if label else field.text)
+    own = normalise(field.text)
+    source = normalise(f"{label} {field.text}") if label else own
 
     def shown(token: str, rivals: list[str], text: str = "") -> bool:
-        """Return whether the ink shows the token at every place `text` (the field) has it."""
+        """Return whether the ink shows the token at every place `text` (the field) has it.
+
+        A token with no neighbour in the option's own text ("80°", a short
+        option's whole text) is also drawn alone: its only neighbour is the
+        label, set apart by the layout's own gap rather than a space.
+        """
         places = ink.occurrences(text or source, token)
+        alone = ink.occurrences(own, token)
+        if not text and label and len(alone) == 1 and not ink.has_neighbours(alone[0]):
+            places = [[*alone[0], *contexts] for contexts in places]
         every = True
         for contexts in places:
             found = ink.weigh(crops, font_px, family, token, contexts, rivals + alike(token))
@@ -77,9 +90,10 @@ def settle_by_ink(
             every = every and found is not None and found.shown
         return every and bool(places)
 
+    whole = [normalise(t) for t in others if t.strip()]
     kept: list[Reason] = []
     for reason in result.reasons:
-        left = _settle(reason, field, label, shown)
+        left = _settle(reason, field, label, shown, whole)
         if left is not None:
             kept.append(left)
     if not weighed:
@@ -88,8 +102,18 @@ def settle_by_ink(
     return replace(result, reasons=tuple(kept), region=replace(result.region, measures=measures))
 
 
-def _settle(reason: Reason, field: Field, label: str, shown: Callable[..., bool]) -> Reason | None:
-    """Return what of one failed check the ink does not settle (None: all of it)."""
+def _whole_token(field: Field) -> bool:
+    """Return whether a field's whole text is one token the ink can weigh (a short option)."""
+    return bool(field.letter) and is_short(field.text) and not field.math
+
+
+def _settle(
+    reason: Reason, field: Field, label: str, shown: Callable[..., bool], others: list[str]
+) -> Reason | None:
+    """Return what of one failed check the ink does not settle (None: all of it).
+
+    `others` are the other options' texts, rivals of a short option's whole text.
+    """
     if reason.code == "number_missing":
         if reason.detail.startswith(FORMULA_PREFIX):
             return reason  # drawn in the formula's face, not the field's
@@ -106,9 +130,11 @@ def _settle(reason: Reason, field: Field, label: str, shown: Callable[..., bool]
         # A label is drawn alone: every rival is a label too, so it cannot be found elsewhere.
         rivals = ink.label_rivals(label, field.letter, LETTERS)
         return None if shown(label, rivals, text=label) else reason
-    elif reason.code in ("short_option_missing", "caption_mismatch"):
+    elif reason.code in ("short_option_missing", "caption_mismatch", "text_mismatch"):
         token = normalise(field.text)
-        return None if shown(token, ink.digit_rivals(token)) else reason
+        if not field.letter:  # a caption: "Figure 1" has no neighbour to draw
+            return None if shown(token, ink.digit_rivals(token)) else reason
+        return None if shown(token, ink.digit_rivals(token) + others) else reason
     else:
         return reason
     return replace(reason, detail=", ".join(missing)) if missing else None

@@ -138,19 +138,22 @@ def _reread(
 
 
 def _by_ink(
-    entry: tuple[Field, list[TextCrop], FieldResult], page_family: str
+    entry: tuple[Field, list[TextCrop], FieldResult], page_family: str, options: list[Field]
 ) -> tuple[Field, list[TextCrop], FieldResult]:
     """Ask the field's pixels about the tokens every engine missed (see `verify.ink`).
 
     A region that records no face of its own (an image-only option: its
-    label is all the text it has) is drawn in the page's main face.
+    label is all the text it has) is drawn in the page's main face. The
+    item's other `options` are what an option's place could show instead.
     """
     field, crops, result = entry
     if not crops:
         return entry
     family = primary_font(crops[0].region) or page_family
     raw = [c.raw for c in crops]
-    settled = settle_by_ink(field, raw, crops[0].font_px, family, crops[0].region.label, result)
+    label = crops[0].region.label
+    others = [o.text for o in options if o.name != field.name]
+    settled = settle_by_ink(field, raw, crops[0].font_px, family, label, result, others)
     return field, crops, settled
 
 
@@ -337,7 +340,8 @@ def verify_image(
         fields = [_reread(f, lang, thresholds, letters) if f[2].reasons else f for f in fields]
     if not reasons:
         family = _page_family(layout)
-        fields = [_by_ink(f, family) if f[2].reasons else f for f in fields]
+        options = [f for f, _c, _r in fields if f.letter]
+        fields = [_by_ink(f, family, options) if f[2].reasons else f for f in fields]
     for field, field_crops, result in fields:
         reasons.extend(result.reasons)
         measured = [legibility[c.region.name] for c in field_crops if c.region.name in legibility]
