@@ -69,7 +69,7 @@ FIXTURE = ROOT.parent / "shared" / "fixtures" / "mmmu-pro-tool" / "data.jsonl"
 SAMPLE = ROOT / "renderer" / "sample" / "sample.jsonl"
 CLEAN = ("none", "")
 FLOORS = {"text_too_small", "illegible", "low_contrast"}
-LEGIBILITY = FLOORS | {"hard_to_read"}
+LEGIBILITY = FLOORS | {"hard_to_read", "glyph_ambiguity"}
 
 
 @dataclass(frozen=True)
@@ -338,7 +338,7 @@ def _report(results: list[Result], seconds: float) -> None:
         _table("captures: pass rate by preset × severity", _group(captured, lambda r: r.capture))
         print(
             "\ncaptures the verifier rejects: under a legibility floor (text_too_small, "
-            "illegible, low_contrast) / hard_to_read (no floor) / neither"
+            "illegible, low_contrast) / hard_to_read or glyph_ambiguity (no floor) / neither"
         )
         cells: dict[object, Counter[str]] = defaultdict(Counter)
         for r in captured:

@@ -41,8 +41,12 @@ def test_a_page_whose_renderer_keeps_dying_fails_fast_and_the_pool_recovers() ->
     async def scenario() -> tuple[RenderFailure, bytes, bytes]:
         async with ChromiumPool(1, 1) as pool:
             before = (await pool.render(document(""))).png
-            with renderer_killer(os.getpid()), pytest.raises(RenderFailure) as failure:
-                await pool.render(document(""))
+            with renderer_killer(os.getpid()) as killed:
+                # The page's live renderer is gone before the job is sent: on a busy machine
+                # the job could otherwise finish before the killer first looks.
+                assert await asyncio.to_thread(killed.wait, 60), "no renderer was killed"
+                with pytest.raises(RenderFailure) as failure:
+                    await pool.render(document(""))
             after = (await pool.render(document(""))).png
             return failure.value, before, after
 

@@ -171,6 +171,24 @@ def test_a_short_options_whole_text_is_weighed_against_the_other_options() -> No
     assert {r.code for r in kept.reasons} == {"text_mismatch", "short_option_missing"}
 
 
+def test_a_token_drawn_like_a_reading_is_reported_as_ambiguous() -> None:
+    # Both engines read "9 moI"; this face draws "l" and "I" alike, so the ink cannot tell.
+    field = Field("option:D", "9 mol", (), (), "D")
+    failed = (Reason("short_option_missing", "option:D", "9 mol"),)
+    region = RegionScore("option:D", "option", 0.8, "9 mol", "(D) 9 moI", {})
+    kept = settle_by_ink(
+        field,
+        [_ink("(D)   9 mol")],
+        RECORDED_PX,
+        FAMILY,
+        "(D)",
+        FieldResult(0.8, failed, region),
+        ["7 mol"],
+    )
+    assert [r.code for r in kept.reasons] == ["short_option_missing", "glyph_ambiguity"]
+    assert "'9 mol' no better than '9 moI'" in kept.reasons[1].detail
+
+
 def test_a_field_failing_on_its_text_is_left_as_it_is() -> None:
     field = Field("question", "an average of 1,150 loaves", (), ())
     result = _result(

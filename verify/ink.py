@@ -62,6 +62,16 @@ class Evidence:
         """Return whether the ink shows the source token rather than any rival."""
         return self.score >= MIN_MATCH and self.margin >= MARGIN
 
+    @property
+    def ambiguous(self) -> bool:
+        """Return whether the ink matches the token's drawing but tells it from no close rival.
+
+        Its drawing matches, no rival leads it by the margin either: in this
+        face at this size the two are drawn too alike for the pixels to say
+        which one the image shows.
+        """
+        return self.score >= MIN_MATCH and -MARGIN < self.margin < MARGIN
+
     def describe(self) -> str:
         """Return a one-line account for the region's measures."""
         verdict = "shown" if self.shown else "not shown"

@@ -98,8 +98,28 @@ def settle_by_ink(
             kept.append(left)
     if not weighed:
         return result
+    if kept:
+        kept.extend(_ambiguity(field.name, family, weighed))
     measures = {**result.region.measures, "ink": [e.describe() for e in weighed]}
     return replace(result, reasons=tuple(kept), region=replace(result.region, measures=measures))
+
+
+def _ambiguity(name: str, family: str, weighed: list[ink.Evidence]) -> list[Reason]:
+    """Return `glyph_ambiguity` when a token left failing is drawn like a rival in this face.
+
+    Said beside the failing check, for the reviewer: the ink matches the
+    source's drawing, but no better than a rival's (a handwritten "1" and
+    "7"), so neither the engines nor the pixels can tell which the image shows.
+    """
+    pairs = [
+        f"{e.token!r} no better than {e.rival!r} (lead {e.margin:+.2f})"
+        for e in weighed
+        if e.ambiguous
+    ]
+    if not pairs:
+        return []
+    detail = f"in {family} at this size the ink matches " + ", ".join(dict.fromkeys(pairs))
+    return [Reason("glyph_ambiguity", name, detail)]
 
 
 def _whole_token(field: Field) -> bool:
