@@ -245,25 +245,6 @@ def _at(page: np.ndarray, y: int, x: int, height: int, width: int) -> np.ndarray
     return window
 
 
-def _fit(
-    page: np.ndarray, spot: _Spot, own: np.ndarray, other: np.ndarray, lift: int, shift: int
-) -> float:
-    """Return the best match of a drawing of another size with the ink near the located spot.
-
-    It is looked for on the located drawing's baseline (`lift` px lower),
-    within `shift` px and the difference of the two drawings' widths.
-    """
-    reach = shift + abs(other.shape[1] - own.shape[1]) + 1
-    window = _at(
-        page,
-        spot.y + lift - shift,
-        spot.x - reach,
-        other.shape[0] + 2 * shift,
-        other.shape[1] + 2 * reach,
-    )
-    return float(cv2.matchTemplate(window, other, cv2.TM_CCOEFF_NORMED).max())
-
-
 def _compare(
     page: np.ndarray, spot: _Spot, own: np.ndarray, other: np.ndarray, shift: int, lift: int
 ) -> tuple[float, float]:
@@ -355,17 +336,12 @@ def weigh(
     rival, rival_score, margin = "", -1.0, 1.0
     for other in others:  # every one: a rival left out could be what the image shows
         # At every size the source was free to take: a narrow digit drawn a size larger
-        # fills a wider digit's ink, and the rival at the source's size would not. At
-        # another size than the source's a rival is weighed only where its whole drawing
-        # matches the ink at least as well as the source's does: a size it does not fit
-        # says nothing about which of the two the ink shows.
+        # fills a wider digit's ink, and the rival at the source's size would not.
         for size in _sizes(font_px):
             drawing = _drawing(before + other + after, path, size, blur)
             if drawing is None:
                 continue
             lift = _lift(path, spot.size, size)
-            if size != spot.size and _fit(page, spot, own, drawing, lift, shift) < spot.score:
-                continue
             mine, value = _compare(page, spot, own, drawing, shift, lift)
             if mine - value < margin:
                 rival, rival_score, margin = other, value, mine - value
