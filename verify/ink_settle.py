@@ -152,9 +152,9 @@ def _settle(
         return None if shown(label, rivals, text=label) else reason
     elif reason.code in ("short_option_missing", "caption_mismatch", "text_mismatch"):
         token = normalise(field.text)
-        if not field.letter:  # a caption: "Figure 1" has no neighbour to draw
-            return None if shown(token, ink.digit_rivals(token)) else reason
-        return None if shown(token, ink.digit_rivals(token) + others) else reason
+        # An option's place could show another option instead; a caption's, no option.
+        rivals = ink.digit_rivals(token) + (others if field.letter else [])
+        return None if shown(token, rivals) else reason
     else:
         return reason
     return replace(reason, detail=", ".join(missing)) if missing else None
