@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from itemshot.renderer.items import Item
 from itemshot.verify.align import best_window
@@ -22,6 +24,7 @@ from itemshot.verify.tokens import (
     missing_numbers,
     missing_units,
     short_option_found,
+    shown_in_place,
 )
 from itemshot.verify.verdicts import Reason, RegionScore, verdict
 from itemshot.verify.whole_image import _align, _without_references
@@ -382,6 +385,34 @@ def test_a_token_either_engine_reads_is_shown() -> None:
     assert _shared(label, (Reason("letter_mismatch", "option:A", "label read as None"),)) == label
 
 
+def test_a_token_a_retry_reads_in_its_place_is_shown() -> None:
+    """Each re-reading misreads its own token; one misread elsewhere shows nothing."""
+    from itemshot.verify.expected import Field
+    from itemshot.verify.regions import _tokens_in_place
+    from itemshot.verify.scoring import FieldResult
+
+    field = Field(
+        "question", "carry at most 300 loaves of 1,150 ordered; costs $5 and $6 each", (), ()
+    )
+    reasons = (
+        Reason("number_missing", "question", "300, 1,150, 6"),
+        Reason("number_missing", "question", "in a formula: 2"),
+        Reason("text_mismatch", "question", "accuracy 0.80"),
+    )
+    result = FieldResult(0.8, reasons, RegionScore("question", "question", 0.8, field.text, ""))
+    readings = [
+        "carry at most 360 loaves of 1,150 ordered",
+        "at most 300 loaves of 1 150",
+        "costs $6 and $3 each",
+    ]
+    kept = _tokens_in_place(field, result, readings).reasons
+    assert [(r.code, r.detail) for r in kept] == [
+        ("number_missing", "6"),  # read only where the source has $5
+        ("number_missing", "in a formula: 2"),  # a formula's numbers are another check
+        ("text_mismatch", "accuracy 0.80"),
+    ]
+
+
 def test_list_commas_of_a_short_option_may_go_unread() -> None:
     assert short_option_found("0.45, 0.56", "(B) 0.45 0.56")
     assert not short_option_found("0.45, 0.56", "(B) 0.45 0.57")
@@ -503,3 +534,72 @@ def test_a_unit_one_reading_checks_and_the_other_misses_the_number_of_is_missing
     unit = Reason("unit_missing", "question", "100MPa")
     assert _shared(unit, (Reason("number_missing", "question", "100, 800"),)) == unit
     assert _shared(unit, (Reason("text_mismatch", "question", "accuracy 0.8"),)) is None
+
+
+def test_a_number_read_only_elsewhere_is_not_shown_in_its_place() -> None:
+    """One reading's misread "$5" as "$6" does not show the "$6" another reading misses."""
+    source = "A notebook costs $5 and a pen costs $6. Maya pays with a $20 note."
+    assert not shown_in_place(source, "6", "A notebook costs $6 and a pen costs $3. Maya pays")
+    assert shown_in_place(source, "6", "a pen costs $6. Maya pays with")
+    assert not shown_in_place(source, "20", "pays with a $200 note.")  # a longer number
+    units = "a heat transfer loss of 300 kJ/kg air occurs"
+    assert shown_in_place(units, "300kJ/kg", "loss of 300 kJ/kg air")
+    assert not shown_in_place(units, "300kJ/kg", "loss of 300 kJ/kg")  # no word after it
+
+
+WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=8)
+
+
+@given(
+    before=st.lists(WORD, min_size=1, max_size=4),
+    after=st.lists(WORD, min_size=1, max_size=4),
+    number=st.integers(0, 99999),
+    other=st.integers(0, 99999),
+)
+def test_a_reading_shows_a_number_in_place_only_if_it_reads_that_number_there(
+    before: list[str], after: list[str], number: int, other: int
+) -> None:
+    """The source itself shows each of its numbers in place; a reading with another there does not."""
+    source = " ".join([*before, str(number), *after])
+    assert shown_in_place(source, str(number), source)
+    misread = " ".join([*before, str(other), *after])
+    assert shown_in_place(source, str(number), misread) == (other == number)
+
+
+def test_dust_among_the_glyphs_is_painted_over_for_a_despeckled_reading() -> None:
+    """Specks between letters go (periods too); the glyphs stay and tesseract reads the words."""
+    import cv2
+    from PIL import Image, ImageDraw, ImageFont
+
+    from itemshot.verify.crops import SPECK_AREA, despeckled
+    from itemshot.verify.ocr import join_words, words
+
+    font_px = 22
+    font = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf", font_px)
+    text = "has no anomalies within three days following birth"
+    image = Image.new("L", (int(font.getlength(text)) + 24, 2 * font_px), 255)
+    ImageDraw.Draw(image).text((12, 8), text, fill=30, font=font)
+    clean = np.asarray(image).copy()
+    dusty = clean.copy()
+    rng = np.random.default_rng(11)
+    for x, y in zip(
+        rng.integers(12, dusty.shape[1] - 12, 90), rng.integers(4, 36, 90), strict=True
+    ):
+        dusty[y : y + 2, x : x + 2] = 40  # a scan's dust, over and between the letters
+    out = despeckled(dusty, font_px)
+
+    def specks(crop: np.ndarray) -> int:
+        _, ink = cv2.threshold(crop, 0, 1, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
+        _count, _labels, stats, _ = cv2.connectedComponentsWithStats(ink, 8)
+        return int((stats[1:, cv2.CC_STAT_AREA] < SPECK_AREA * font_px * font_px).sum())
+
+    # What is left: the i-dots, and dust that landed right above a stem (as an i-dot does).
+    assert specks(out) < 0.2 * specks(dusty)
+    glyphs = clean < 128
+    assert np.mean((out < 128)[glyphs]) > 0.97  # the letters' ink is kept
+
+    def read(crop: np.ndarray) -> str:
+        return join_words(words(cv2.resize(crop, None, fx=1.5, fy=1.5), "eng", psm=7))
+
+    # An i without its dot is still read close to the word; a dusty line is not.
+    assert ocr_accuracy(text, read(out)) >= 0.95 > ocr_accuracy(text, read(dusty))

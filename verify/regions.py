@@ -15,6 +15,7 @@ from itemshot.verify import expected as source
 from itemshot.verify import second_reader
 from itemshot.verify.crops import (
     clean_text_crop,
+    despeckled,
     gray,
     is_axis_aligned,
     normalise_text,
@@ -50,8 +51,8 @@ from itemshot.verify.scoring import (
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from itemshot.verify.tokens import (
     contradicted_formula_scripts,
-    is_short,
     leading_number,
+    shown_in_place,
     unread_formula_scripts,
 )
 from itemshot.verify.verdicts import Reason, RegionScore, Verdict, verdict
@@ -59,10 +60,17 @@ from itemshot.verify.verdicts import Reason, RegionScore, Verdict, verdict
 TEXT_KINDS = ("question", "option", "caption")
 CAPTION_MARGIN = 0.4  # em
 TARGET_FONT_PX = 22.0  # tesseract reads best around this size
-# Tried in turn on a region that failed at the normal scale: (scale for 20 px text, binarise).
-RETRIES = ((2.0, False), (1.5, True), (2.5, False), (1.2, True))
+# Tried in turn on a region that failed at the normal scale:
+# (scale for 20 px text, binarise, despeckle).
+RETRIES = (
+    (2.0, False, False),
+    (1.5, True, False),
+    (2.5, False, False),
+    (1.2, True, False),
+    (1.1, False, True),
+    (2.0, True, True),
+)
 MAX_RETRIED_FIELDS = 4  # more failing fields than this: the image fails whatever a re-read finds
-RETRY_FROM = 0.5  # only a region scoring at least this is worth re-reading (near misses)
 SECOND_ENGINE_MEASURES = ("second_engine", "readings")
 
 
@@ -98,10 +106,11 @@ def _text_crops(
 
 def _retry(crop: TextCrop, lang: str, attempt: int) -> str:
     """Return the OCR text of one crop read alone at the `attempt`-th retry scale."""
-    factor, binarise = RETRIES[attempt % len(RETRIES)]
+    factor, binarise, despeckle = RETRIES[attempt % len(RETRIES)]
     scale = min(5.0, max(1.0, factor * 20.0 / crop.font_px))
     one_line = crop.raw.shape[0] < 2.2 * crop.font_px
-    pixels = scaled(crop.raw, scale)
+    pixels = despeckled(crop.raw, crop.font_px) if despeckle else crop.raw
+    pixels = scaled(pixels, scale)
     if binarise:
         pixels = otsu(pixels)
     return join_words(words(pixels, lang, psm=7 if one_line else 6))
@@ -115,17 +124,21 @@ def _reread(
 ) -> tuple[Field, list[TextCrop], FieldResult]:
     """Read a failing field's crops again, alone, at other scales; keep the best reading."""
     field, crops, result = entry
-    nothing_read = not result.region.observed.strip()
-    if not crops or nothing_read or (result.score < RETRY_FROM and not is_short(field.text)):
+    if not crops or not result.region.observed.strip():
         return entry
     # What the second engine read is kept on the record whichever reading wins.
     consulted = {k: v for k, v in result.region.measures.items() if k in SECOND_ENGINE_MEASURES}
     second = str(consulted.get("readings", {}).get(second_reader.ENGINE, ""))
-    for attempt in range(len(RETRIES)):
+    readings = [result.region.observed, second]
+    for attempt, (_factor, _binarise, despeckle) in enumerate(RETRIES):
         observed = "\n".join(_retry(c, lang, attempt) for c in crops)
+        readings.append(observed)
+        scored = _score(field, observed, thresholds, crops, letters)
+        if despeckle and UNREAD_SCRIPT in {r.code for r in scored.reasons}:
+            continue  # a formula's scripts are as small as specks: they went with them
         # Asked after every engine: a script this reading leaves unread is no failure, but
         # no evidence against what the second engine read of it either.
-        retried = _settle_unread_scripts(_score(field, observed, thresholds, crops, letters))
+        retried = _settle_unread_scripts(scored)
         if second and "number_missing" not in {r.code for r in retried.reasons}:
             evidence = _script_evidence(field, observed, second)
             retried = replace(retried, reasons=(*retried.reasons, *evidence))
@@ -134,7 +147,26 @@ def _reread(
             result = replace(retried, region=replace(retried.region, measures=measures))
         if not result.reasons:
             break
-    return field, crops, result
+    return field, crops, _tokens_in_place(field, result, readings)
+
+
+def _tokens_in_place(field: Field, result: FieldResult, readings: list[str]) -> FieldResult:
+    """Drop from the token checks each token some reading shows in its place in the source.
+
+    Each reading misreads its own few tokens ("300" as "360" in one, "1,150"
+    as "1 150" in another): a token any of them shows between the words the
+    source has beside it is shown. A formula's numbers are another check.
+    """
+    kept: list[Reason] = []
+    for reason in result.reasons:
+        prefix, tokens = _tokens(reason.detail)
+        if reason.code not in TOKEN_CODES or prefix:
+            kept.append(reason)
+            continue
+        left = [t for t in tokens if not any(shown_in_place(field.text, t, r) for r in readings)]
+        if left:
+            kept.append(replace(reason, detail=", ".join(left)))
+    return replace(result, reasons=tuple(kept))
 
 
 def _by_ink(

@@ -80,6 +80,27 @@ def missing_numbers(expected: str, observed: str) -> list[str]:
     ]
 
 
+def shown_in_place(expected: str, token: str, observed: str) -> bool:
+    """Return whether `observed` shows `token` between the words `expected` has beside it.
+
+    `token` is a number, a code or a compact `number+unit` of `expected`. A
+    reading that shows the number only elsewhere says nothing about this
+    place: "costs $6" read where the source has "$5" while the "$6" it
+    asks for is drawn as "$3" further on.
+    """
+    body = r"\s*".join(re.escape(c) for c in token.replace(" ", ""))
+    around = re.compile(r"(?:\S+\s+)?\S*?(?<![\d.,])" + body + r"(?![\d])\S*(?:\s+\S+)?")
+    seen = compact(_ocr_number_fix(observed)).casefold()
+    return any(
+        compact(_ocr_number_fix(m.group(0).strip(_OUTER_PUNCTUATION))).casefold() in seen
+        for m in around.finditer(normalise(expected))
+    )
+
+
+# Stripped from a token's context: what ends a neighbouring word is no evidence of the token.
+_OUTER_PUNCTUATION = ".,;:!?\"'()[]{}"
+
+
 def _missing_plain_numbers(expected: str, observed: str) -> list[str]:
     have = Counter(_digits_only(n) for n in numbers(_ocr_number_fix(observed)))
     missing: list[str] = []
