@@ -319,7 +319,7 @@ def main() -> None:
             ]
             readable = _readings(out, [c for c, _r in read], args.workers)
             chosen = [r for _c, r in read]
-            _agreement(chosen, readable)
+            _agreement(chosen, readable, args.read_clean == "all")
             _disagreements(out, rows, chosen, readable, args.sheet)
 
 
@@ -366,18 +366,30 @@ def _report(results: list[Result], seconds: float) -> None:
     print("reasons: " + ", ".join(f"{k} {v}" for k, v in counts.most_common()))
 
 
-def _agreement(results: list[Result], readable: list[bool]) -> None:
-    """Print how often the verifier passes what the independent reader reads, per capture cell."""
-    read = [r for r, ok in zip(results, readable, strict=True) if ok]
+def _agreement(results: list[Result], readable: list[bool], all_clean: bool) -> None:
+    """Print how often the verifier passes what the independent reader reads, per capture cell.
+
+    With `all_clean` false only the clean renders the verifier rejected were
+    read: they are counted apart (how many of its rejections the reader
+    reads), not as a pass rate, which would be nil by construction.
+    """
+    pairs = list(zip(results, readable, strict=True))
+    rated = [(r, ok) for r, ok in pairs if all_clean or r.capture != CLEAN]
+    read = [r for r, ok in rated if ok]
     _table(
         "pass rate of the images the independent reader reads fully",
         _group(read, lambda r: r.capture),
     )
-    unread = [r for r, ok in zip(results, readable, strict=True) if not ok]
+    unread = [r for r, ok in rated if not ok]
     if unread:
         _table("pass rate of the images it does not read", _group(unread, lambda r: r.capture))
-    agree = sum(r.passed == ok for r, ok in zip(results, readable, strict=True))
-    print(f"verifier and independent reader agree on {agree}/{len(results)} images")
+    agree = sum(r.passed == ok for r, ok in rated)
+    print(f"verifier and independent reader agree on {agree}/{len(rated)} images")
+    rejected = [ok for r, ok in pairs if r.capture == CLEAN and not r.passed]
+    if rejected and not all_clean:
+        print(
+            f"clean renders the verifier rejects that the reader reads fully: {sum(rejected)}/{len(rejected)}"
+        )
 
 
 def _group(results: list[Result], key: Callable[[Result], object]) -> dict[object, list[bool]]:

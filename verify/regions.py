@@ -154,8 +154,9 @@ def _tokens_in_place(field: Field, result: FieldResult, readings: list[str]) -> 
     """Drop from the token checks each token some reading shows in its place in the source.
 
     Each reading misreads its own few tokens ("300" as "360" in one, "1,150"
-    as "1 150" in another): a token any of them shows between the words the
-    source has beside it is shown. A formula's numbers are another check.
+    as "1 150" in another): a token the readings show between the words the
+    source has beside it, wherever the source has it, is shown. A formula's
+    numbers are another check.
     """
     kept: list[Reason] = []
     for reason in result.reasons:
@@ -163,7 +164,7 @@ def _tokens_in_place(field: Field, result: FieldResult, readings: list[str]) -> 
         if reason.code not in TOKEN_CODES or prefix:
             kept.append(reason)
             continue
-        left = [t for t in tokens if not any(shown_in_place(field.text, t, r) for r in readings)]
+        left = [t for t in tokens if not shown_in_place(field.text, t, readings)]
         if left:
             kept.append(replace(reason, detail=", ".join(left)))
     return replace(result, reasons=tuple(kept))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 
 from itemshot.verify.text import compact, has_cjk, normalise
 
@@ -80,25 +81,43 @@ def missing_numbers(expected: str, observed: str) -> list[str]:
     ]
 
 
-def shown_in_place(expected: str, token: str, observed: str) -> bool:
-    """Return whether `observed` shows `token` between the words `expected` has beside it.
+def places(expected: str, token: str) -> list[str]:
+    """Return each occurrence of `token` in `expected` with a word on both sides (compact).
 
-    `token` is a number, a code or a compact `number+unit` of `expected`. A
-    reading that shows the number only elsewhere says nothing about this
-    place: "costs $6" read where the source has "$5" while the "$6" it
-    asks for is drawn as "$3" further on.
+    `token` is a number, a code or a compact `number+unit` of `expected`.
+    What ends the outer words (a period, a bracket) is left out: it is no
+    evidence of the token.
     """
+    text = normalise(expected)
     body = r"\s*".join(re.escape(c) for c in token.replace(" ", ""))
-    around = re.compile(r"(?:\S+\s+)?\S*?(?<![\d.,])" + body + r"(?![\d])\S*(?:\s+\S+)?")
-    seen = compact(_ocr_number_fix(observed)).casefold()
-    return any(
-        compact(_ocr_number_fix(m.group(0).strip(_OUTER_PUNCTUATION))).casefold() in seen
-        for m in around.finditer(normalise(expected))
-    )
+    found = []
+    for match in re.finditer(r"(?<![\d.,])" + body + r"(?!\d)", text):
+        before = re.search(r"(?:\S+\s+)?\S*$", text[: match.start()])
+        after = re.match(r"\S*(?:\s+\S+)?", text[match.end() :])
+        left = before.start() if before else match.start()
+        right = match.end() + (after.end() if after else 0)
+        context = text[left:right].strip(_OUTER_PUNCTUATION)
+        found.append(compact(_ocr_number_fix(context)).casefold())
+    return found
 
 
 # Stripped from a token's context: what ends a neighbouring word is no evidence of the token.
 _OUTER_PUNCTUATION = ".,;:!?\"'()[]{}"
+
+
+def shown_in_place(expected: str, token: str, readings: Sequence[str]) -> bool:
+    """Return whether the `readings` show every occurrence of `token` in its place.
+
+    Each occurrence may come from another reading, but between the words
+    the source has beside it: a reading that shows the number only
+    elsewhere says nothing about this place ("costs $6" read where the
+    source has "$5", while the "$6" asked for is drawn as "$3" further
+    on). Which of several occurrences a failed check missed is unknown, so
+    every one must be shown.
+    """
+    seen = [compact(_ocr_number_fix(r)).casefold() for r in readings]
+    found = places(expected, token)
+    return bool(found) and all(any(place in s for s in seen) for place in found)
 
 
 def _missing_plain_numbers(expected: str, observed: str) -> list[str]:
