@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pytesseract
@@ -60,15 +60,24 @@ from itemshot.verify.verdicts import Reason, RegionScore, Verdict, verdict
 TEXT_KINDS = ("question", "option", "caption")
 CAPTION_MARGIN = 0.4  # em
 TARGET_FONT_PX = 22.0  # tesseract reads best around this size
-# Tried in turn on a region that failed at the normal scale:
-# (scale for 20 px text, binarise, despeckle).
+
+
+class Retry(NamedTuple):
+    """One more way to read a region that failed at the normal scale."""
+
+    scale: float  # for 20 px text
+    binarise: bool
+    despeckle: bool
+
+
+# Tried in turn, each until one reading passes the field.
 RETRIES = (
-    (2.0, False, False),
-    (1.5, True, False),
-    (2.5, False, False),
-    (1.2, True, False),
-    (1.1, False, True),
-    (2.0, True, True),
+    Retry(2.0, binarise=False, despeckle=False),
+    Retry(1.5, binarise=True, despeckle=False),
+    Retry(2.5, binarise=False, despeckle=False),
+    Retry(1.2, binarise=True, despeckle=False),
+    Retry(1.1, binarise=False, despeckle=True),
+    Retry(2.0, binarise=True, despeckle=True),
 )
 MAX_RETRIED_FIELDS = 4  # more failing fields than this: the image fails whatever a re-read finds
 SECOND_ENGINE_MEASURES = ("second_engine", "readings")
@@ -104,14 +113,13 @@ def _text_crops(
     return crops
 
 
-def _retry(crop: TextCrop, lang: str, attempt: int) -> str:
-    """Return the OCR text of one crop read alone at the `attempt`-th retry scale."""
-    factor, binarise, despeckle = RETRIES[attempt % len(RETRIES)]
-    scale = min(5.0, max(1.0, factor * 20.0 / crop.font_px))
+def _retry(crop: TextCrop, lang: str, retry: Retry) -> str:
+    """Return the OCR text of one crop read alone the `retry`'s way."""
+    scale = min(5.0, max(1.0, retry.scale * 20.0 / crop.font_px))
     one_line = crop.raw.shape[0] < 2.2 * crop.font_px
-    pixels = despeckled(crop.raw, crop.font_px) if despeckle else crop.raw
+    pixels = despeckled(crop.raw, crop.font_px) if retry.despeckle else crop.raw
     pixels = scaled(pixels, scale)
-    if binarise:
+    if retry.binarise:
         pixels = otsu(pixels)
     return join_words(words(pixels, lang, psm=7 if one_line else 6))
 
@@ -130,11 +138,11 @@ def _reread(
     consulted = {k: v for k, v in result.region.measures.items() if k in SECOND_ENGINE_MEASURES}
     second = str(consulted.get("readings", {}).get(second_reader.ENGINE, ""))
     readings = [result.region.observed, second]
-    for attempt, (_factor, _binarise, despeckle) in enumerate(RETRIES):
-        observed = "\n".join(_retry(c, lang, attempt) for c in crops)
+    for retry in RETRIES:
+        observed = "\n".join(_retry(c, lang, retry) for c in crops)
         readings.append(observed)
         scored = _score(field, observed, thresholds, crops, letters)
-        if despeckle and UNREAD_SCRIPT in {r.code for r in scored.reasons}:
+        if retry.despeckle and UNREAD_SCRIPT in {r.code for r in scored.reasons}:
             continue  # a formula's scripts are as small as specks: they went with them
         # Asked after every engine: a script this reading leaves unread is no failure, but
         # no evidence against what the second engine read of it either.
