@@ -81,7 +81,7 @@ def missing_numbers(expected: str, observed: str) -> list[str]:
     ]
 
 
-def places(expected: str, token: str) -> list[str]:
+def _places(expected: str, token: str) -> list[str]:
     """Return each occurrence of `token` in `expected` with a word on both sides (compact).
 
     `token` is a number, a code or a compact `number+unit` of `expected`.
@@ -116,7 +116,7 @@ def shown_in_place(expected: str, token: str, readings: Sequence[str]) -> bool:
     every one must be shown.
     """
     seen = [compact(_ocr_number_fix(r)).casefold() for r in readings]
-    found = places(expected, token)
+    found = _places(expected, token)
     return bool(found) and all(any(place in s for s in seen) for place in found)
 
 
