@@ -201,3 +201,22 @@ def test_a_field_failing_on_its_text_is_left_as_it_is() -> None:
         settle_by_ink(field, [_ink("an average of 1,150 loaves")], RECORDED_PX, FAMILY, "", result)
         is result
     )
+
+
+def test_a_token_is_drawn_with_both_its_words_where_they_match_about_as_well() -> None:
+    # "atm" is wider than "kJ": drawn without "per", it would lie over ink only it reaches.
+    found = _weigh("supplied as 1200 kJ per kilogram", "1200 kJ", ink.unit_rivals("1200 kJ"))
+    assert found.drawn == "as 1200 kJ per", found.describe()
+    assert found.shown, found.describe()
+
+
+def test_a_reading_with_a_unit_is_no_rival_of_a_bare_number() -> None:
+    # The engines read "750 K" elsewhere in the field as "750kK": a number with a unit is
+    # what another place shows, not what this number's place could.
+    field = Field("question", "supplied as 1200 kJ per kilogram", (), ())
+    region = RegionScore("question", "question", 0.9, field.text, "as [200 k) per 750kK", {})
+    failed = FieldResult(0.9, (Reason("number_missing", "question", "1200"),), region)
+    crop = _ink("supplied as 1200 kJ per kilogram")
+    settled = settle_by_ink(field, [crop], RECORDED_PX, FAMILY, "", failed)
+    assert settled.reasons == (), settled.region.measures["ink"]
+    assert "750kK" not in " ".join(settled.region.measures["ink"])

@@ -33,6 +33,7 @@ from itemshot.verify.text import normalise
 SCALES = (0.9, 1.1)  # sizes tried, 1 px apart, around the recorded one: a capture resamples
 MIN_MATCH = 0.8  # correlation with the ink under which the token is not shown, whatever its rivals
 MARGIN = 0.05  # how much better than every rival the source's drawing must match the ink
+CONTEXT_TOLERANCE = 0.02  # a longer context matching this much worse is still the one drawn
 DIFFERENT_INK = 64.0  # drawings differing by more than this in a column differ there
 WINDOW_PAD = 0.1  # em around the pixels where two drawings differ, compared with the ink
 DIGITS = "0123456789"
@@ -325,7 +326,14 @@ def weigh(
                 located.append((spot.score, before, after, spot))
     if not located:
         return None
-    _score, before, after, spot = max(located, key=lambda found: found[0])
+    # Of the contexts that match about as well, the one with the most words: a rival wider
+    # than the token then lies over ink both drawings model (the next word), not over ink
+    # only the rival's drawing reaches, which any rival fits better than a blank.
+    top = max(found[0] for found in located)
+    _score, before, after, spot = max(
+        (found for found in located if found[0] >= top - CONTEXT_TOLERANCE),
+        key=lambda found: (len(found[1]) + len(found[2]), found[0]),
+    )
     page, path = pages[spot.page], spot.path
     shift = max(1, round(0.08 * font_px))
     own = _drawing(before + token + after, path, spot.size, blur)

@@ -63,6 +63,8 @@ def settle_by_ink(
         number = leading_number(token)
         if number and number != token:  # a number with its unit: the same number, read
             return [r for r in readings if leading_number(r) == number]
+        if number:  # a bare number: what was read as a number (a unit is drawn beside it)
+            return [r for r in readings if leading_number(r) == r and abs(len(r) - len(token)) <= 1]
         return [r for r in readings if abs(len(r) - len(token)) <= 1]
 
     weighed: list[ink.Evidence] = []
