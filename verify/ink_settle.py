@@ -63,9 +63,10 @@ def settle_by_ink(
         number = leading_number(token)
         if number and number != token:  # a number with its unit: the same number, read
             return [r for r in readings if leading_number(r) == number]
+        near = [r for r in readings if abs(len(r) - len(token)) <= 1]
         if number:  # a bare number: what was read as a number (a unit is drawn beside it)
-            return [r for r in readings if leading_number(r) == r and abs(len(r) - len(token)) <= 1]
-        return [r for r in readings if abs(len(r) - len(token)) <= 1]
+            return [r for r in near if leading_number(r) == r]
+        return near
 
     weighed: list[ink.Evidence] = []
 
