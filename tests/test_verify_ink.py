@@ -6,6 +6,8 @@ import io
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 from itemshot.verify import ink
@@ -21,12 +23,12 @@ RECORDED_PX = 22.0
 pytestmark = pytest.mark.skipif(font_file(FAMILY) is None, reason="fonts-nanum-extra missing")
 
 
-def _ink(text: str, px: int = 23) -> np.ndarray:
+def _ink(text: str, px: float = 23) -> np.ndarray:
     """Return `text` as a normalised crop: drawn a pixel off the recorded size, softened, JPEG'd."""
     font = ImageFont.truetype(font_file(FAMILY), px)
     width = int(font.getlength(text)) + 24
-    image = Image.new("L", (width, 2 * px), 255)
-    ImageDraw.Draw(image).text((12, px // 3), text, fill=20, font=font)
+    image = Image.new("L", (width, round(2 * px)), 255)
+    ImageDraw.Draw(image).text((12, round(px) // 3), text, fill=20, font=font)
     image = image.filter(ImageFilter.GaussianBlur(0.6))
     buffer = io.BytesIO()
     image.save(buffer, "JPEG", quality=70)
@@ -63,6 +65,45 @@ def test_a_narrower_digit_drawn_larger_is_no_match_for_the_wider_one() -> None:
         for context in contexts:
             found = ink.weigh([crop], RECORDED_PX, FAMILY, "1", [context], ink.digit_rivals("1"))
             assert found is None or not found.shown, found.describe()
+
+
+@pytest.mark.parametrize(
+    ("drawn", "token", "changed"),
+    [
+        ("an average of 1,150 loaves", "1,150", "7,150"),
+        ("in Fig. P2.79 is", "P2.79", "P0.79"),
+        ("sum 2E1 + E2 + E3", "2E1", "4E1"),
+    ],
+)
+def test_a_line_set_between_two_drawn_sizes_is_judged_glyph_by_glyph(
+    drawn: str, token: str, changed: str
+) -> None:
+    # A browser sets a scaled page at 18.6 px: a drawing at a whole size fits the line at one
+    # end and sits a pixel or two off at the other, so each drawing gets that leeway at the
+    # glyphs the two differ in, and "7" wider than "1" pushing the line along decides nothing.
+    def weigh(shown: str) -> ink.Evidence:
+        contexts = ink.occurrences(drawn, token)[0]
+        found = ink.weigh(
+            [_ink(shown, 18.6)], 18.62, FAMILY, token, contexts, ink.digit_rivals(token)
+        )
+        assert found is not None
+        return found
+
+    assert weigh(drawn).shown, weigh(drawn).describe()
+    assert not weigh(drawn.replace(token, changed)).shown
+
+
+def test_a_unit_with_a_letter_added_beside_its_twin_is_never_shown() -> None:
+    # The source now says 3 mmol; the page shows 3 mol. Either "m" could be the added one.
+    found = _weigh("form when 3 mol of methane", "3 mmol", ink.unit_rivals("3 mmol"), "3 mol")
+    assert not found.shown, found.describe()
+
+
+@given(st.text("ab1 ", max_size=8), st.text("ab1 ", max_size=8))
+def test_the_changed_span_is_what_turns_one_text_into_the_other(text: str, other: str) -> None:
+    start, end, other_end = ink._changed(text, other)
+    assert text[:start] + other[start:other_end] + text[end:] == other
+    assert text[:start] == other[:start] and text[end:] == other[other_end:]
 
 
 @pytest.mark.parametrize(

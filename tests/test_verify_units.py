@@ -12,11 +12,19 @@ from hypothesis import strategies as st
 from itemshot.renderer.items import Item
 from itemshot.verify.align import best_window
 from itemshot.verify.contrast import css_contrast, pixel_contrast
-from itemshot.verify.expected import options, stem
+from itemshot.verify.expected import Field, options, stem
 from itemshot.verify.fonts import font_facts, uncovered
 from itemshot.verify.labels import split_label
 from itemshot.verify.report import audit_html, diff_html
-from itemshot.verify.text import accuracy, missing_ends, normalise, ocr_accuracy, word_recall
+from itemshot.verify.scoring import score_caption
+from itemshot.verify.text import (
+    accuracy,
+    missing_ends,
+    normalise,
+    ocr_accuracy,
+    word_recall,
+    words_and_numbers,
+)
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS
 from itemshot.verify.tokens import (
     formula_numbers,
@@ -607,3 +615,20 @@ def test_dust_among_the_glyphs_is_painted_over_for_a_despeckled_reading() -> Non
 
     # An i without its dot is still read close to the word; a dusty line is not.
     assert ocr_accuracy(text, read(out)) >= 0.95 > ocr_accuracy(text, read(dusty))
+
+
+def test_a_caption_is_compared_on_its_words_and_number_not_on_dust_read_as_periods() -> None:
+    caption = Field("caption:1", "Figure 1", (), ())
+    dusty = score_caption(caption, "·Figure. 1.", DEFAULT_THRESHOLDS)
+    assert dusty.reasons == () and dusty.score == 1.0
+    renumbered = score_caption(caption, "·Figure. 6.", DEFAULT_THRESHOLDS)
+    assert [r.code for r in renumbered.reasons] == ["caption_mismatch"]
+    reworded = score_caption(caption, "Fig. 1", DEFAULT_THRESHOLDS)
+    assert [r.code for r in reworded.reasons] == ["caption_mismatch"]
+
+
+@given(st.text(max_size=30))
+def test_words_and_numbers_keep_every_letter_and_digit_in_order(text: str) -> None:
+    kept = words_and_numbers(text)
+    assert [c for c in kept if c != " "] == [c for c in normalise(text) if c.isalnum()]
+    assert kept == kept.strip() and "  " not in kept

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import cv2
@@ -34,6 +34,7 @@ SCALES = (0.9, 1.1)  # sizes tried, 1 px apart, around the recorded one: a captu
 MIN_MATCH = 0.8  # correlation with the ink under which the token is not shown, whatever its rivals
 MARGIN = 0.05  # how much better than every rival the source's drawing must match the ink
 CONTEXT_TOLERANCE = 0.02  # a longer context matching this much worse is still the one drawn
+FIT_TOLERANCE = 0.05  # a size at which both drawings match the ink this much worse says nothing
 DIFFERENT_INK = 64.0  # drawings differing by more than this in a column differ there
 WINDOW_PAD = 0.1  # em around the pixels where two drawings differ, compared with the ink
 DIGITS = "0123456789"
@@ -246,51 +247,70 @@ def _at(page: np.ndarray, y: int, x: int, height: int, width: int) -> np.ndarray
     return window
 
 
-def _compare(
-    page: np.ndarray, spot: _Spot, own: np.ndarray, other: np.ndarray, shift: int, lift: int
-) -> tuple[float, float]:
-    """Return (own, other) correlations with the ink over the pixels where the drawings differ.
+def _span(path: str, size: int, text: str, start: int, end: int) -> tuple[int, int]:
+    """Return the columns of a drawing of `text` that its characters start..end take."""
+    font = _font(path, size)
+    return 2 + int(font.getlength(text[:start])), 2 + int(np.ceil(font.getlength(text[:end])))
 
-    Where the two drawings agree (the shared digits, the rest of the word)
-    the ink says nothing between them, so both are compared with the ink
-    only where they differ (a changed digit's strokes, a unit's extra
-    letter), a little widened. The source's drawing stays where it was
-    located; the rival, `lift` px lower (drawn at another size, on the same
-    baseline), may sit elsewhere by up to the difference of their widths
-    ("0.81 W/m" placed with its "W/m" on the ink of "0.81 kW/m"), and the
-    placement that suits it best is the one judged: its pixels that no
-    longer line up with the source's count against it there.
+
+def _changed(text: str, other: str) -> tuple[int, int, int]:
+    """Return (start, end in `text`, end in `other`) of the characters the two differ in.
+
+    Where a character is added beside one like it ("3 mmol" for "3 mol") either
+    copy could be the new one: the span covers both.
     """
-    reach = shift + abs(own.shape[1] - other.shape[1])
-    top = max(0, -lift)  # the source's row on the shared canvas
-    height = max(top + own.shape[0], top + lift + other.shape[0])
-    width = max(own.shape[1], other.shape[1]) + 2 * reach
-    placed = np.zeros((height, width), dtype=np.float32)
-    placed[top : top + own.shape[0], reach : reach + own.shape[1]] = own
-    pad = max(2, round(WINDOW_PAD * spot.size))
+    shortest = min(len(text), len(other))
+    prefix = next((i for i in range(shortest) if text[i] != other[i]), shortest)
+    suffix = next((i for i in range(shortest) if text[-1 - i] != other[-1 - i]), shortest)
+    start = min(prefix, len(text) - suffix, len(other) - suffix)
+    common = min(suffix, len(text) - prefix, len(other) - prefix)
+    return start, len(text) - common, len(other) - common
+
+
+def _compare(
+    page: np.ndarray,
+    path: str,
+    drawn: tuple[str, np.ndarray, _Spot],
+    rival: tuple[str, np.ndarray, _Spot],
+    shift: int,
+) -> tuple[float, float] | None:
+    """Return (own, rival) correlations with the ink where the glyphs they differ in sit.
+
+    Each `(text, drawing, spot)` is drawn at one size and placed where it
+    fits the ink best as a whole, so a rival of another width ("7,150" for
+    "1,150", "200" for "1200") has its shared glyphs on the ink as the
+    source has. Only the ink under the changed characters of either
+    drawing counts, a little widened, and there only the pixels where the
+    two placed drawings differ: the shared glyphs around them say nothing
+    between the two, and a rival narrower than the source must still explain
+    the ink the source's glyph leaves. None: drawn alike there.
+    """
+    (text, own, at), (other, theirs, there) = drawn, rival
+    start, end, other_end = _changed(text, other)
+    own_span = _span(path, at.size, text, start, end)
+    rival_span = _span(path, at.size, other, start, other_end)
+    pad = max(2, round(WINDOW_PAD * at.size))
+    left = min(at.x + own_span[0], there.x + rival_span[0]) - pad
+    right = max(at.x + own_span[1], there.x + rival_span[1]) + pad
+    top = min(at.y, there.y)
+    height = max(at.y + own.shape[0], there.y + theirs.shape[0]) - top
+    width = right - left
+    mine_placed = _at(own, top - at.y, left - at.x, height, width)
+    theirs_placed = _at(theirs, top - there.y, left - there.x, height, width)
+    differ = np.abs(mine_placed - theirs_placed) > DIFFERENT_INK
+    if not differ.any():
+        return None
     kernel = np.ones((2 * pad + 1, 2 * pad + 1), np.uint8)
-    best: tuple[float, float] | None = None
-    for dx in range(-reach, reach + 1):
-        rival = np.zeros_like(placed)
-        rival[
-            top + lift : top + lift + other.shape[0], reach + dx : reach + dx + other.shape[1]
-        ] = other
-        differ = np.abs(placed - rival) > DIFFERENT_INK
-        if not differ.any():
-            return 1.0, 1.0  # drawn alike here: the ink cannot tell them apart
-        mask = cv2.dilate(differ.astype(np.uint8), kernel) > 0
-        rows, columns = np.nonzero(mask)
-        y0, y1, x0, x1 = rows.min(), rows.max() + 1, columns.min(), columns.max() + 1
-        mask = mask[y0:y1, x0:x1]
-        mine, theirs = -1.0, -1.0
-        for dy in range(-shift, shift + 1):
-            ink = _at(page, spot.y - top + y0 + dy, spot.x - reach + x0, *mask.shape)[mask]
-            mine = max(mine, _correlation(ink, placed[y0:y1, x0:x1][mask]))
-            theirs = max(theirs, _correlation(ink, rival[y0:y1, x0:x1][mask]))
-        if best is None or theirs - mine > best[1] - best[0]:
-            best = (mine, theirs)
-    assert best is not None
-    return best
+    mask = cv2.dilate(differ.astype(np.uint8), kernel) > 0
+    mine, value = -1.0, -1.0
+    # A line placed as a whole may sit a pixel or two off at one glyph (the ink's size lies
+    # between two drawn sizes): both drawings get the same leeway there.
+    for dy in range(-shift, shift + 1):
+        for dx in range(-shift, shift + 1):
+            ink = _at(page, top + dy, left + dx, height, width)[mask]
+            mine = max(mine, _correlation(ink, mine_placed[mask]))
+            value = max(value, _correlation(ink, theirs_placed[mask]))
+    return mine, value
 
 
 def weigh(
@@ -305,10 +325,11 @@ def weigh(
 
     `contexts` are (before, after) texts of the source around the token; the
     drawing is located with the context that matches best (a line break may
-    cut it). Every rival is then drawn in that context and compared with
-    the source's drawing over the same window of ink, where the source's
-    drawing matched (a rival shorter than the source must explain the ink
-    it leaves out). None when the face is not installed or nothing matches.
+    cut it). Every rival is then drawn in that context, and at every size
+    tried both it and the source are drawn, each placed where it fits the
+    ink best near that spot, and compared where their changed glyphs sit
+    (`_compare`); the best match of each at any size counts. None when the
+    face is not installed or nothing matches.
     """
     paths = face_files(family) if family else ()
     if not paths or not crops:
@@ -341,19 +362,55 @@ def weigh(
     # A rival is another value: one that differs only in spaces and punctuation ("Figure.1")
     # reads as the token itself, and a speck's worth of ink would decide between them.
     others = [r for r in dict.fromkeys(rivals) if r and _value(r) != _value(token)]
+    # The source drawn at every size a rival is, each where it fits the ink best near the
+    # located spot: a rival is compared with the source drawn at its own size, so the two
+    # differ only where their glyphs do, not over a whole line drawn a size apart.
+    sized = {}
+    for size in _sizes(font_px):
+        drawing = own if size == spot.size else _drawing(before + token + after, path, size, blur)
+        if drawing is not None:
+            lift = _lift(path, spot.size, size)
+            sized[size] = (drawing, _near(page, spot, own, drawing, lift, shift))
     rival, rival_score, margin = "", -1.0, 1.0
     for other in others:  # every one: a rival left out could be what the image shows
-        # At every size the source was free to take: a narrow digit drawn a size larger
-        # fills a wider digit's ink, and the rival at the source's size would not.
-        for size in _sizes(font_px):
-            drawing = _drawing(before + other + after, path, size, blur)
+        # At every size either was free to take (a narrow digit drawn a size larger fills a
+        # wider digit's ink): the best drawing of each, at any size, is what counts.
+        mine, value = -1.0, -1.0
+        text = before + other + after
+        for size, (drawing_own, at) in sized.items():
+            drawing = _drawing(text, path, size, blur)
             if drawing is None:
                 continue
-            lift = _lift(path, spot.size, size)
-            mine, value = _compare(page, spot, own, drawing, shift, lift)
-            if mine - value < margin:
-                rival, rival_score, margin = other, value, mine - value
+            there = _near(page, at, drawing_own, drawing, 0, shift)
+            if max(at.score, there.score) < spot.score - FIT_TOLERANCE:
+                continue  # neither drawing is the ink's size: their glyphs land anywhere
+            pair = _compare(
+                page, path, (before + token + after, drawing_own, at), (text, drawing, there), shift
+            )
+            if pair is not None:  # drawn alike at this size: no evidence either way
+                mine, value = max(mine, pair[0]), max(value, pair[1])
+        if value == -1.0:  # drawn alike at every size: a tie, whatever the ink
+            mine, value = 1.0, 1.0
+        if mine - value < margin:
+            rival, rival_score, margin = other, value, mine - value
     return Evidence(token, before + token + after, spot.score, rival, rival_score, margin)
+
+
+def _near(
+    page: np.ndarray, spot: _Spot, own: np.ndarray, drawing: np.ndarray, lift: int, shift: int
+) -> _Spot:
+    """Return where `drawing` (the source at another size, a rival) fits the ink best near `spot`.
+
+    It sits `lift` px lower on the same baseline and may reach as far right
+    as its width differs from `own`, the drawing located there.
+    """
+    height, width = drawing.shape
+    reach = shift + abs(width - own.shape[1])
+    top, left = spot.y + lift - shift, spot.x - reach
+    window = _at(page, top, left, height + 2 * shift, width + 2 * reach)
+    scores = cv2.matchTemplate(window, drawing, cv2.TM_CCOEFF_NORMED)
+    y, x = np.unravel_index(int(scores.argmax()), scores.shape)
+    return replace(spot, score=float(scores[y, x]), y=top + int(y), x=left + int(x))
 
 
 def _value(text: str) -> str:

@@ -162,6 +162,12 @@ def word_recall(expected: str, observed: str, min_ratio: float = 85.0) -> float:
     return found / len(wanted)
 
 
+def words_and_numbers(text: str) -> str:
+    """Return the normalised text with only its letters, digits and spaces (no punctuation)."""
+    kept = "".join(c if c.isalnum() else " " for c in normalise(text))
+    return " ".join(kept.split())
+
+
 def compact(text: str) -> str:
     """Return the normalised text without any spaces (for exact token look-ups)."""
     return normalise(text).replace(" ", "")
