@@ -36,6 +36,7 @@ MARGIN = 0.05  # how much better than every rival the source's drawing must matc
 CONTEXT_TOLERANCE = 0.02  # a longer context matching this much worse is still the one drawn
 FIT_TOLERANCE = 0.05  # a size at which both drawings match the ink this much worse says nothing
 DIFFERENT_INK = 64.0  # drawings differing by more than this in a column differ there
+EDGE = 2  # px of blank drawn around a drawing's text, its origin's offset
 WINDOW_PAD = 0.1  # em around the pixels where two drawings differ, compared with the ink
 DIGITS = "0123456789"
 # A unit's quantity prefixes and the symbols one quantity is most often swapped for.
@@ -97,11 +98,11 @@ def _drawing(text: str, path: str, size: int, blur: float) -> np.ndarray | None:
     """
     font = _font(path, size)
     ascent, descent = font.getmetrics()
-    width = int(np.ceil(font.getlength(text))) + 4
-    if width <= 4:
+    width = int(np.ceil(font.getlength(text))) + 2 * EDGE
+    if width <= 2 * EDGE:
         return None
-    image = Image.new("L", (width, ascent + descent + 4), 0)
-    ImageDraw.Draw(image).text((2, 2), text, fill=255, font=font)
+    image = Image.new("L", (width, ascent + descent + 2 * EDGE), 0)
+    ImageDraw.Draw(image).text((EDGE, EDGE), text, fill=255, font=font)
     pixels = np.asarray(image, dtype=np.float32)
     if not (pixels > 40).any():
         return None
@@ -250,7 +251,7 @@ def _at(page: np.ndarray, y: int, x: int, height: int, width: int) -> np.ndarray
 def _span(path: str, size: int, text: str, start: int, end: int) -> tuple[int, int]:
     """Return the columns of a drawing of `text` that its characters start..end take."""
     font = _font(path, size)
-    return 2 + int(font.getlength(text[:start])), 2 + int(np.ceil(font.getlength(text[:end])))
+    return EDGE + int(font.getlength(text[:start])), EDGE + int(np.ceil(font.getlength(text[:end])))
 
 
 def _changed(text: str, other: str) -> tuple[int, int, int]:
