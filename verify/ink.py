@@ -358,7 +358,8 @@ def weigh(
     )
     page, path = pages[spot.page], spot.path
     shift = max(1, round(0.08 * font_px))
-    own = _drawing(before + token + after, path, spot.size, blur)
+    drawn = before + token + after
+    own = _drawing(drawn, path, spot.size, blur)
     assert own is not None  # it was located
     # A rival is another value: one that differs only in spaces and punctuation ("Figure.1")
     # reads as the token itself, and a speck's worth of ink would decide between them.
@@ -368,7 +369,7 @@ def weigh(
     # differ only where their glyphs do, not over a whole line drawn a size apart.
     sized = {}
     for size in _sizes(font_px):
-        drawing = own if size == spot.size else _drawing(before + token + after, path, size, blur)
+        drawing = own if size == spot.size else _drawing(drawn, path, size, blur)
         if drawing is not None:
             lift = _lift(path, spot.size, size)
             sized[size] = (drawing, _near(page, spot, own, drawing, lift, shift))
@@ -385,16 +386,14 @@ def weigh(
             there = _near(page, at, drawing_own, drawing, 0, shift)
             if max(at.score, there.score) < spot.score - FIT_TOLERANCE:
                 continue  # neither drawing is the ink's size: their glyphs land anywhere
-            pair = _compare(
-                page, path, (before + token + after, drawing_own, at), (text, drawing, there), shift
-            )
+            pair = _compare(page, path, (drawn, drawing_own, at), (text, drawing, there), shift)
             if pair is not None:  # drawn alike at this size: no evidence either way
                 mine, value = max(mine, pair[0]), max(value, pair[1])
         if value == -1.0:  # drawn alike at every size: a tie, whatever the ink
             mine, value = 1.0, 1.0
         if mine - value < margin:
             rival, rival_score, margin = other, value, mine - value
-    return Evidence(token, before + token + after, spot.score, rival, rival_score, margin)
+    return Evidence(token, drawn, spot.score, rival, rival_score, margin)
 
 
 def _near(
