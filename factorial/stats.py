@@ -81,12 +81,10 @@ def wilson_interval(correct: int, n: int, confidence: float = 0.95) -> tuple[flo
     """Return the Wilson score interval for `correct` successes out of `n`."""
     if n <= 0:
         return (0.0, 1.0)
-    z = float(scipy_stats.norm.ppf(0.5 + confidence / 2))
-    p = correct / n
-    denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return (max(0.0, float(centre - half)), min(1.0, float(centre + half)))
+    # scipy's interval is exact at the ends (0 and 1, not 2.8e-17 or 1 - 1e-16), so it
+    # always contains the rate: a 0% or 100% cell plots and reports like any other.
+    interval = scipy_stats.binomtest(correct, n).proportion_ci(confidence, method="wilson")
+    return (float(interval.low), float(interval.high))
 
 
 def accuracy(outcomes: Iterable[bool], confidence: float = 0.95) -> Accuracy:
@@ -107,8 +105,8 @@ def mcnemar_exact(first: Sequence[bool], second: Sequence[bool]) -> McNemar:
     discordant = only_first + only_second
     if discordant == 0:
         return McNemar(0, 0, 1.0)
-    tail = float(scipy_stats.binom.cdf(min(only_first, only_second), discordant, 0.5))
-    return McNemar(only_first, only_second, min(1.0, 2 * tail))
+    pvalue = scipy_stats.binomtest(only_first, discordant, 0.5).pvalue
+    return McNemar(only_first, only_second, float(pvalue))
 
 
 def paired_matrix(conditions: Sequence[Outcomes]) -> tuple[list[str], np.ndarray]:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
+from itemshot.factorial.plots import interaction_plot
 from itemshot.factorial.stats import (
     INTERACTION,
     ablation_effects,
@@ -28,6 +33,29 @@ def test_wilson_matches_statsmodels(k: int, n: int) -> None:
     ref_low, ref_high = proportion_confint(k, n, alpha=0.05, method="wilson")
     assert low == pytest.approx(ref_low, abs=1e-12)
     assert high == pytest.approx(ref_high, abs=1e-12)
+
+
+@given(st.integers(1, 5000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+def test_an_interval_always_holds_its_rate(case: tuple[int, int]) -> None:
+    """Every interval contains its own rate, 0% and 100% included (a plot's error bars)."""
+    k, n = case
+    low, high = wilson_interval(k, n)
+    assert 0.0 <= low <= k / n <= high <= 1.0
+
+
+def test_a_cell_at_0_and_one_at_100_percent_plot(tmp_path: Path) -> None:
+    """The 2×2 plot draws cells every item of which is wrong, or right, like any other."""
+    items = [f"item-{i}" for i in range(30)]
+    cells = {
+        "S4": {item: True for item in items},
+        "S10": {item: i % 2 == 0 for i, item in enumerate(items)},
+        "V4": {item: i % 3 == 0 for i, item in enumerate(items)},
+        "V10": {item: False for item in items},
+    }
+    decomposition = decompose_2x2(cells, n_boot=200)
+    assert (decomposition.cells["V10"].low, decomposition.cells["S4"].high) == (0.0, 1.0)
+    plot = interaction_plot(decomposition, tmp_path / "2x2.png")
+    assert plot.read_bytes().startswith(b"\x89PNG")
 
 
 def _paired(b: int, c: int, both: int, neither: int) -> tuple[list[bool], list[bool]]:
