@@ -29,7 +29,7 @@ from itemshot.degradations.fonts import ui_font
 from itemshot.renderer.records import Layout
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURE = ROOT / ".." / "shared" / "fixtures" / "mmmu-pro-tool" / "data.jsonl"
+FIXTURE = ROOT / "tests" / "data" / "mmmu-pro" / "tool" / "data.jsonl"
 # (dataset, item index, scene, font style, aspect): varied looks, one Japanese item
 ROWS = (
     ("fixture", 0, "exam_sheet", "regular", "3:4"),

@@ -67,7 +67,7 @@ from itemshot.renderer.records import Layout, Region  # noqa: E402
 from itemshot.verify.fonts import DEFAULT_X_HEIGHT, font_facts  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURE = ROOT / ".." / "shared" / "fixtures" / "mmmu-pro-tool" / "data.jsonl"
+FIXTURE = ROOT / "tests" / "data" / "mmmu-pro" / "tool" / "data.jsonl"
 READ_ALL = 0.95  # share of an image's text characters OCR must find, in order
 READ_EACH = 0.8  # and of every single region's
 CLEAN = ("clean", "-")

@@ -2,8 +2,12 @@
 
 Run from the project root:
 
-    python benchmarks/capture_throughput.py [--images N] [--repeat R] \
+    python benchmarks/capture_throughput.py [--images N] [--repeat R] [--fixture FOLDER] \
         [--augraphy-python "$(bash benchmarks/augraphy_venv.sh)"]
+
+`--fixture` is an MMMU-Pro screenshot-tool folder (`data.jsonl`, `images/`,
+`official-screenshots/`); the default is the copy the tests carry, which holds
+two of the official screenshots (the fallback when Chromium is unavailable).
 
 Augraphy is not a project dependency: `benchmarks/augraphy_venv.sh` makes (once)
 a venv with Augraphy 8.2.6 in the user's cache, outside the checkout, and
@@ -42,7 +46,7 @@ from itemshot.degradations import PRESETS, SEVERITIES, capture  # noqa: E402
 from itemshot.renderer.records import Layout, Region  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURE = ROOT / ".." / "shared" / "fixtures" / "mmmu-pro-tool"
+FIXTURE = ROOT / "tests" / "data" / "mmmu-pro" / "tool"
 
 AUGRAPHY_SCRIPT = r"""
 import json, os, sys, time
@@ -74,14 +78,16 @@ print(json.dumps(result))
 """
 
 
-def load_inputs(count: int, work: Path) -> list[tuple[bytes, list[Region], Path]]:
+def load_inputs(
+    count: int, work: Path, fixture: Path = FIXTURE
+) -> list[tuple[bytes, list[Region], Path]]:
     """Render fixture items at 1024 px (or, without Chromium, use the official screenshots).
 
     Each input is the PNG file's bytes, as `itemshot render --capture` hands them
     over, so decoding is part of every timed capture.
     """
     out = work / "renders"
-    status = itemshot(["render", str(FIXTURE / "data.jsonl"), "--out", str(out),
+    status = itemshot(["render", str(fixture / "data.jsonl"), "--out", str(out),
                        "--limit", str(count), "--no-progress"])  # fmt: skip
     inputs = []
     if status == 0:
@@ -90,7 +96,7 @@ def load_inputs(count: int, work: Path) -> list[tuple[bytes, list[Region], Path]
             inputs.append((png.read_bytes(), list(layout.regions), png))
         return inputs
     print("renderer unavailable: using the official screenshots scaled to 1024 px")
-    for path in sorted((FIXTURE / "official-screenshots").glob("*.png"))[:count]:
+    for path in sorted((fixture / "official-screenshots").glob("*.png"))[:count]:
         image = cv2.cvtColor(cv2.imread(str(path)), cv2.COLOR_BGR2RGB)
         scale = 1024 / max(image.shape[:2])
         image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
@@ -140,10 +146,13 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="timed rounds (median reported)")
     parser.add_argument("--warm", type=int, default=6, help="untimed seeds per image first")
     parser.add_argument("--augraphy-python", default=None, help="interpreter that has augraphy")
+    parser.add_argument(
+        "--fixture", type=Path, default=FIXTURE, help="MMMU-Pro screenshot-tool folder"
+    )
     args = parser.parse_args()
     cv2.setNumThreads(1)
     work = Path(tempfile.mkdtemp(prefix="capture-bench-"))
-    inputs = load_inputs(args.images, work)
+    inputs = load_inputs(args.images, work, args.fixture)
     size = cv2.imdecode(np.frombuffer(inputs[0][0], np.uint8), cv2.IMREAD_COLOR).shape
     print(
         f"{len(inputs)} images of {size[1]}x{size[0]} px (PNG bytes in, decoding timed), "

@@ -34,7 +34,7 @@ from itemshot.renderer.page import PageDocument, build_page
 from itemshot.renderer.presentation import SCENES, PresentationSpec
 
 FIXTURE = (
-    Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "mmmu-pro-tool" / "data.jsonl"
+    Path(__file__).resolve().parents[1] / "tests" / "data" / "mmmu-pro" / "tool" / "data.jsonl"
 )
 TRIVIAL = (
     "<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>"

@@ -1,9 +1,10 @@
 """Local executor vs Ray executor on the same 2×2 job set: throughput, CPU and memory.
 
-The vision jobs of `designs/mmmu_pro_2x2.yaml` (`--limit` items × 4/10
-options) run through the local executor with 1 and 2 browsers and through
-the Ray executor on a loopback Ray cluster of 1 and 2 CPUs (one render actor,
-one browser, per CPU), each into a fresh folder. Printed per run: images/s
+The vision jobs of `designs/mmmu_pro_2x2.yaml` on `--dataset` (default: the
+1,730-item MMMU-Pro mix file the tests carry; `--limit` items × 4/10 options)
+run through the local executor with 1 and 2 browsers and through the Ray
+executor on a loopback Ray cluster of 1 and 2 CPUs (one render actor, one
+browser, per CPU), each into a fresh folder. Printed per run: images/s
 (steady state: browsers up; and wall time), CPU ms per image (every process
 of the run, Ray's own daemons included), peak memory per render worker and
 of the driver. The Ray overhead ratio is Ray's steady images/s over the
@@ -12,7 +13,7 @@ local executor's with the same number of browsers, measured in the same run
 local bytes. `--verify N` also checks the first N images on this machine's
 process pool and as Ray tasks (images/s per core for the capacity model).
 
-    .venv/bin/python benchmarks/scale.py [--limit 40] [--repeat 1] [--verify 20]
+    .venv/bin/python benchmarks/scale.py [--limit 40] [--repeat 1] [--verify 20] [--dataset PATH]
 """
 
 from __future__ import annotations
@@ -34,11 +35,12 @@ from itemshot.executors.base import Executor
 from itemshot.executors.loopback import LoopbackCluster, process_tree
 from itemshot.executors.ray import RayExecutor
 from itemshot.factorial.controller import load_items, plan_sweep
-from itemshot.factorial.design import load_design
+from itemshot.factorial.design import load_design, with_dataset
 from itemshot.pipeline import RunSettings, RunSummary, run_jobs
 
 ROOT = Path(__file__).resolve().parents[1]
 DESIGN = ROOT / "designs" / "mmmu_pro_2x2.yaml"
+MIX = ROOT / "tests" / "data" / "mmmu-pro" / "mix" / "mix_data.jsonl"
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -224,6 +226,7 @@ def main() -> None:
     """Run every configuration and print the table, the overhead ratios and the byte check."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=40, help="items of the 2×2 (2 jobs each)")
+    parser.add_argument("--dataset", type=Path, default=MIX, help="the 2×2's items")
     parser.add_argument("--repeat", type=int, default=1, help="runs per configuration (best kept)")
     parser.add_argument("--verify", type=int, default=0, help="also verify the first N images")
     parser.add_argument(
@@ -231,7 +234,7 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    loaded = load_design(DESIGN)
+    loaded = with_dataset(load_design(DESIGN), args.dataset)
     plan = plan_sweep(loaded, load_items(loaded, args.limit))
     planned = list(plan.jobs)
     print(f"job set: {len(planned)} renders of {DESIGN.name} (--limit {args.limit})")

@@ -65,7 +65,7 @@ from itemshot.verify.tokens import is_short, short_option_found
 from itemshot.verify.whole_image import _align, audit_image
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURE = ROOT.parent / "shared" / "fixtures" / "mmmu-pro-tool" / "data.jsonl"
+FIXTURE = ROOT / "tests" / "data" / "mmmu-pro" / "tool" / "data.jsonl"
 SAMPLE = ROOT / "renderer" / "sample" / "sample.jsonl"
 CLEAN = ("none", "")
 FLOORS = {"text_too_small", "illegible", "low_contrast"}

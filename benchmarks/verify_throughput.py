@@ -45,7 +45,7 @@ from itemshot.verify.tokens import missing_numbers
 from itemshot.verify.whole_image import _align
 
 FIXTURE = (
-    Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "mmmu-pro-tool" / "data.jsonl"
+    Path(__file__).resolve().parents[1] / "tests" / "data" / "mmmu-pro" / "tool" / "data.jsonl"
 )
 SCENES = ("exam_sheet", "whiteboard", "webpage", "tv_quiz")
 

@@ -151,6 +151,8 @@ def sweep_record(plan: SweepPlan, result: dict[str, Any]) -> dict[str, Any]:
     return {
         "design": plan.design.name,
         "design_type": plan.design.type,
+        # The dataset read, which `--dataset` may have put in place of the design's.
+        "dataset": str(plan.design.dataset.path),
         "factors": {name: list(levels) for name, levels in plan.design.factors},
         "cells": len(plan.cells),
         **result,

@@ -1,15 +1,17 @@
 """Design files: a YAML description of a factorial sweep, validated with errors naming the key.
 
-A design names a dataset (path relative to the design file), the factors and
-their levels (`format`, `n_options` and any presentation parameter), the design
-type (`full`, `one_at_a_time`, `balanced`, `latin_square`), fixed presentation
+A design names a dataset (path relative to the design file, a Hub id, or
+`itemshot:sample` for the embedded sample dataset), the factors and their
+levels (`format`, `n_options` and any presentation parameter), the design type
+(`full`, `one_at_a_time`, `balanced`, `latin_square`), fixed presentation
 settings, a seed and an output folder (relative to the current directory).
+`with_dataset` swaps the dataset's path for one given on the command line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ from itemshot.renderer.adapters import FORMATS as DATASET_FORMATS
 from itemshot.renderer.adapters import MISSING_POLICIES
 from itemshot.renderer.adapters.hub import is_hub_id
 from itemshot.renderer.presentation import RANDOM, PresentationError, PresentationSpec
+from itemshot.renderer.sample import sample_jsonl
 
 FORMAT_LEVELS = FORMATS  # the control hierarchy, defined once in factorial.sweep
 TEXT_FORMATS = ("blind", "standard")
@@ -41,6 +44,7 @@ _TOP_KEYS = {
     "groups",
 }
 _DATASET_KEYS = {"path", "format", "missing_images", "map", "limit", "config", "split"}
+SAMPLE_DATASET = "itemshot:sample"  # a dataset path naming the embedded sample dataset
 
 
 class DesignError(ValueError):
@@ -106,6 +110,25 @@ def load_design(path: str | Path) -> Design:
     return parse_design(raw, path.parent, source)
 
 
+def with_dataset(design: Design, path: str | Path) -> Design:
+    """Return `design` reading its items from `path` instead of its `dataset.path`.
+
+    `path` is a file or folder (relative to the current directory), a Hub id or
+    `itemshot:sample`; the design's other dataset settings still apply.
+    """
+    return replace(design, dataset=replace(design.dataset, path=dataset_path(str(path), Path())))
+
+
+def dataset_path(path: str, base: Path) -> Path:
+    """Return where a design's dataset `path` points: the sample, a Hub id, or a path under `base`."""
+    if path == SAMPLE_DATASET:
+        return sample_jsonl()
+    resolved = Path(path) if Path(path).is_absolute() else base / path
+    if not resolved.exists() and is_hub_id(path):
+        return Path(path)  # a Hub id, read from the local cache
+    return resolved
+
+
 def parse_design(raw: Any, base: Path, source: str = "design") -> Design:
     """Return the Design for a parsed YAML mapping; relative dataset paths resolve against `base`."""
     if not isinstance(raw, Mapping):
@@ -154,7 +177,9 @@ def _dataset(value: Any, base: Path, source: str) -> DatasetSpec:
         raise DesignError(f"dataset.{unknown[0]}", "unknown key", source)
     path = value.get("path")
     if not isinstance(path, str) or not path:
-        raise DesignError("dataset.path", "must be a file, folder or Hub id", source)
+        raise DesignError(
+            "dataset.path", f"must be a file, folder, Hub id or {SAMPLE_DATASET!r}", source
+        )
     fmt = value.get("format")
     if fmt is not None and fmt not in DATASET_FORMATS:
         raise DesignError(
@@ -179,10 +204,7 @@ def _dataset(value: Any, base: Path, source: str) -> DatasetSpec:
         if chosen is not None and (not isinstance(chosen, str) or not chosen):
             raise DesignError(f"dataset.{key}", "must be a name", source)
         choice[key] = chosen
-    resolved = Path(path) if Path(path).is_absolute() else base / path
-    if not resolved.exists() and is_hub_id(path):
-        resolved = Path(path)  # a Hub id, read from the local cache
-    return DatasetSpec(resolved, fmt, missing, dict(mapping), limit, **choice)
+    return DatasetSpec(dataset_path(path, base), fmt, missing, dict(mapping), limit, **choice)
 
 
 def _factors(value: Any, source: str) -> tuple[tuple[str, tuple[Any, ...]], ...]:

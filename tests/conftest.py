@@ -1,4 +1,8 @@
-"""Shared test fixtures: paths to the real-data fixtures and a CLI runner."""
+"""Shared test fixtures: paths to the real-data fixtures and a CLI runner.
+
+The MMMU-Pro data the tests read is carried in `tests/data/mmmu-pro/` (see
+its README.md for where it comes from, its licence and what was cut).
+"""
 
 from __future__ import annotations
 
@@ -13,9 +17,12 @@ import pytest
 from itemshot.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = (ROOT / ".." / "shared" / "fixtures").resolve()
-TOOL_DATA = FIXTURES / "mmmu-pro-tool" / "data.jsonl"
-MIX_DATA = FIXTURES / "mmmu-pro-mix" / "mix_data.jsonl"
+FIXTURES = ROOT / "tests" / "data" / "mmmu-pro"
+TOOL_DATA = FIXTURES / "tool" / "data.jsonl"
+TOOL_IMAGES = FIXTURES / "tool" / "images"
+OFFICIAL_SCREENSHOTS = FIXTURES / "tool" / "official-screenshots"
+MIX_DATA = FIXTURES / "mix" / "mix_data.jsonl"
+OUTPUTS = FIXTURES / "outputs"
 SAMPLE_DATA = ROOT / "renderer" / "sample" / "sample.jsonl"
 
 os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")

@@ -16,15 +16,8 @@ from itemshot.factorial.messages import build_request
 from itemshot.factorial.parsers import coerce_options
 from itemshot.factorial.prompts import resolve_prompts
 from itemshot.factorial.sweep import row_from_record
+from tests.conftest import MIX_DATA as MIX
 
-MIX = (
-    Path(__file__).resolve().parents[1]
-    / ".."
-    / "shared"
-    / "fixtures"
-    / "mmmu-pro-mix"
-    / "mix_data.jsonl"
-)
 RATES = {"S4": 0.8, "S10": 0.6, "V4": 0.7, "V10": 0.45, "whiteboard": 0.3, "blind": 0.25}
 N_ITEMS = 60
 
@@ -46,8 +39,6 @@ def _correct(item: str, cell: str) -> bool:
 
 
 def _sweep(out: Path) -> tuple[list[dict[str, Any]], dict[tuple[str, str], bool]]:
-    if not MIX.exists():
-        pytest.skip("mix fixture not available")
     items: dict[str, dict[str, Any]] = {}
     for line in MIX.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)

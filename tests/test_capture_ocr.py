@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from statistics import mean
 
 import cv2
@@ -27,9 +26,9 @@ from itemshot.cli import main as itemshot
 from itemshot.degradations import PRESETS, SEVERITIES, capture
 from itemshot.renderer.records import Layout, Region
 from itemshot.verify.text import accuracy
+from tests.conftest import TOOL_DATA
 
 os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # one core per tesseract process
-FIXTURE = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures" / "mmmu-pro-tool"
 PAD = 6.0  # clean-render pixels added around the question box before cutting
 MIN_TEXT = 15  # questions shorter than this (figure-only) are not scored
 
@@ -90,9 +89,7 @@ EXPECTED_PARTS = {
 def scores(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], list[float]]:
     """Similarity of the question crop per (preset, severity), one value per fixture item."""
     out = tmp_path_factory.mktemp("renders")
-    status = itemshot(
-        ["render", str(FIXTURE / "data.jsonl"), "--out", str(out), "--no-progress", "--no-verify"]
-    )
+    status = itemshot(["render", str(TOOL_DATA), "--out", str(out), "--no-progress", "--no-verify"])
     assert status == 0
     jobs = []
     scored = 0

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,15 +12,14 @@ from PIL import Image
 from itemshot.cli import main as itemshot
 from itemshot.degradations import PRESETS, SEVERITIES, capture, capture_layout, replay
 from itemshot.renderer.records import Layout
-
-FIXTURE = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures" / "mmmu-pro-tool"
+from tests.conftest import TOOL_DATA
 
 
 @pytest.fixture(scope="module")
 def renders(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[bytes, Layout]]:
     """Render the first two fixture items with the real renderer."""
     out = tmp_path_factory.mktemp("renders")
-    status = itemshot(["render", str(FIXTURE / "data.jsonl"), "--out", str(out), "--limit", "2",
+    status = itemshot(["render", str(TOOL_DATA), "--out", str(out), "--limit", "2",
                        "--no-progress", "--no-verify"])  # fmt: skip
     assert status == 0
     pairs = []

@@ -10,7 +10,13 @@ import pytest
 from itemshot.factorial.balance import balance_report
 from itemshot.factorial.conditions import expand
 from itemshot.factorial.controller import plan_sweep
-from itemshot.factorial.design import Design, DesignError, load_design, parse_design
+from itemshot.factorial.design import (
+    Design,
+    DesignError,
+    load_design,
+    parse_design,
+    with_dataset,
+)
 from itemshot.factorial.option_sets import (
     AS_IS,
     ORIGINAL_4,
@@ -22,9 +28,10 @@ from itemshot.factorial.option_sets import (
 )
 from itemshot.renderer.adapters import Dataset, load_dataset
 from itemshot.renderer.items import Item
+from itemshot.renderer.sample import sample_jsonl
+from tests.conftest import MIX_DATA as MIX
 
 ROOT = Path(__file__).resolve().parent.parent
-MIX = ROOT.parent / "shared" / "fixtures" / "mmmu-pro-mix" / "mix_data.jsonl"
 DESIGNS = ROOT / "designs"
 
 # Rows of the mix file whose 10-option set repeats an option (the adapter refuses them).
@@ -117,7 +124,23 @@ def test_shipped_designs_validate() -> None:
     assert {"mmmu_pro_2x2", "controls", "presentation_ablation"} <= names
     for path in DESIGNS.glob("*.yaml"):
         design = load_design(path)
-        assert design.dataset.path.is_file(), path
+        # A fresh checkout has no dataset beside it: shipped designs read the embedded sample.
+        assert design.dataset.path == sample_jsonl() and design.dataset.path.is_file(), path
+        assert load_dataset(design.dataset.path).items, path
+
+
+def test_dataset_given_apart_from_the_design_replaces_only_the_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    shipped = load_design(DESIGNS / "mmmu_pro_2x2.yaml")
+    monkeypatch.chdir(MIX.parent)
+    mixed = with_dataset(shipped, MIX.name)  # relative to the current directory
+    assert mixed.dataset.path.resolve() == MIX
+    assert mixed.dataset.missing_images == shipped.dataset.missing_images == "placeholder"
+    assert dataclasses.replace(mixed, dataset=shipped.dataset) == shipped
+    assert with_dataset(mixed, "itemshot:sample").dataset == shipped.dataset
+    hub = with_dataset(shipped, "MMMU/MMMU_Pro")  # no such folder here: a Hub id
+    assert hub.dataset.path == Path("MMMU/MMMU_Pro")
 
 
 @pytest.mark.parametrize(

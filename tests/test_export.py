@@ -34,12 +34,12 @@ from itemshot.factorial.prompts import builtin_prompts
 from itemshot.factorial.sweep import FORMATS as SWEEP_FORMATS
 from itemshot.factorial.sweep import row_from_record
 from itemshot.renderer.output import read_jsonl
+from tests.conftest import MIX_DATA as MIX
+from tests.conftest import OUTPUTS
+from tests.conftest import TOOL_DATA as TOOL
 
 datasets = pytest.importorskip("datasets")
 
-ROOT = Path(__file__).resolve().parent.parent
-TOOL = ROOT.parent / "shared" / "fixtures" / "mmmu-pro-tool" / "data.jsonl"
-MIX = ROOT.parent / "shared" / "fixtures" / "mmmu-pro-mix" / "mix_data.jsonl"
 LIMIT = 3
 FORMATS = SWEEP_FORMATS  # the 2×2 formats and every control
 # The cells whose whole question and options must be inside the image.
@@ -351,15 +351,15 @@ def test_lmms_eval_cli_scores_equal_itemshot_analyze(sweep_out: Path, tmp_path: 
 
 
 def test_lmms_eval_utils_read_answers_as_itemshot_does(sweep_out: Path, tmp_path: Path) -> None:
+    from itemshot.factorial.parsers import coerce_options
     from itemshot.factorial.parsers_strict import parse_strict
 
     assert _export(sweep_out, "lmms-eval", tmp_path) == 0
     utils = _load_module(tmp_path / "utils.py")
-    outputs = ROOT.parent / "shared" / "fixtures" / "mmmu-pro-outputs" / "gpt-4o_vision_cot.jsonl"
-    for record in read_jsonl(outputs):
-        options = record["options"] if isinstance(record["options"], list) else []
-        if not options:
-            continue
+    records = read_jsonl(OUTPUTS / "gpt-4o_vision_cot.jsonl")
+    assert records
+    for record in records:
+        options = coerce_options(record["options"])  # published as a stringified Python list
         doc = {
             "options": options,
             "answer": record["answer"],

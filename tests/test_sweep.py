@@ -12,9 +12,10 @@ import pytest
 from itemshot.cli import main
 from itemshot.factorial.sweep import read_manifest
 from itemshot.renderer.output import read_jsonl
+from itemshot.renderer.sample import sample_jsonl
+from tests.conftest import MIX_DATA as MIX
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
-MIX = ROOT.parent / "shared" / "fixtures" / "mmmu-pro-mix" / "mix_data.jsonl"
 LIMIT = 6
 
 pytestmark = pytest.mark.slow
@@ -90,3 +91,19 @@ def test_sweep_rejects_a_bad_design_with_the_key(tmp_path: Path, capsys: Any) ->
     design.write_text(f"dataset: {{path: {json.dumps(str(MIX))}}}\nfactors: {{format: [photo]}}\n")
     assert main(["sweep", str(design), "--out", str(tmp_path / "out")]) == 2
     assert "factors.format" in capsys.readouterr().err
+
+
+def test_shipped_design_reads_the_sample_or_the_dataset_given(tmp_path: Path) -> None:
+    design = ROOT / "designs" / "mmmu_pro_2x2.yaml"
+    runs = {"sample": (), "mix": ("--dataset", str(MIX))}
+    for name, extra in runs.items():
+        out = tmp_path / name
+        args = ["sweep", str(design), *extra, "--out", str(out), "--limit", "2", "--no-progress"]
+        assert main(args) == 0
+        source = sample_jsonl() if name == "sample" else MIX
+        first = [json.loads(line)["id"] for line in source.read_text(encoding="utf-8").splitlines()]
+        rows = read_jsonl(out / "manifest.jsonl")
+        assert {row["item_id"] for row in rows} == set(first[:2]), name
+        assert all(row["status"] == "ok" for row in rows)
+        summary = json.loads((out / "sweep.json").read_text(encoding="utf-8"))
+        assert Path(summary["dataset"]).resolve() == source.resolve()

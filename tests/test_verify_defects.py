@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -21,8 +20,8 @@ from itemshot.renderer.presentation import PresentationSpec
 from itemshot.verify import defects
 from itemshot.verify.pool import run_all
 from itemshot.verify.regions import verify_image
+from tests.conftest import TOOL_DATA
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "mmmu-pro-tool"
 SCENES = ("exam_sheet", "whiteboard", "webpage", "tv_quiz")
 PER_KIND = 20
 # Kinds the fixture can supply fewer cases of: only 3 of its items have a number with a unit.
@@ -34,7 +33,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def renders(tmp_path_factory: pytest.TempPathFactory) -> list[defects.Case]:
     """Render every fixture item in every scene once; return the clean cases."""
-    dataset = load_dataset(FIXTURES / "data.jsonl")
+    dataset = load_dataset(TOOL_DATA)
     requests = [
         JobRequest(item, PresentationSpec(scene=s)) for item in dataset.items for s in SCENES
     ]

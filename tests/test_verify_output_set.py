@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SAMPLE_DATA, TOOL_DATA, run_cli
+from conftest import OFFICIAL_SCREENSHOTS, SAMPLE_DATA, TOOL_DATA, run_cli
 from PIL import Image
 
 from itemshot.pipeline import RunSettings, run_jobs
@@ -78,7 +78,7 @@ def test_audit_command_on_official_screenshots(
     """Third-party pages are paired by `page_{n}`; the dropped `<image 1>` text is reported."""
     pages = tmp_path / "pages"
     pages.mkdir()
-    source = TOOL_DATA.parent / "official-screenshots"
+    source = OFFICIAL_SCREENSHOTS
     for n in (2, 5):
         shutil.copy(source / f"page_{n}.png", pages / f"page_{n}.png")
     status = run_cli(

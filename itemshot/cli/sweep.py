@@ -31,6 +31,13 @@ def register(subparsers: Any) -> None:
     sweep.add_argument(
         "--out", type=Path, default=None, help="output folder (default: the design's `out`)"
     )
+    sweep.add_argument(
+        "--dataset",
+        default=None,
+        metavar="PATH",
+        help="read the items from PATH (a file, a Hub-style folder, a Hub id or itemshot:sample) "
+        "instead of the design's dataset.path; its other dataset settings still apply",
+    )
     sweep.add_argument("--limit", type=int, default=None, help="use the first N dataset rows only")
     add_hub_flags(sweep)
     sweep.add_argument(
@@ -80,6 +87,7 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
         run = itemshot.sweep(
             args.design,
             args.out,
+            dataset=args.dataset,
             limit=args.limit,
             config=args.config,
             split=args.split,
