@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from itemshot.renderer.identity import same_text, visible_form
 from itemshot.renderer.items import LETTERS, Item
 from itemshot.renderer.seeds import derive_seed
 
@@ -62,8 +63,17 @@ class Inconsistency:
 
 
 def normalise_option(text: str) -> str:
-    """Return option text with whitespace folded and `$` math delimiters removed."""
-    return " ".join(_MATH_DELIMITERS.sub("", text).split())
+    """Return option text in its visible form (`renderer.identity`), `$` math delimiters removed."""
+    return visible_form(_MATH_DELIMITERS.sub("", text))
+
+
+def same_option(a: str, b: str) -> bool:
+    """Return whether two option texts are one option: identity after `$` delimiters are removed.
+
+    The adapters compare options by the same identity, so a zero-width space
+    or a Cyrillic look-alike does not make a set's option "another" one here.
+    """
+    return same_text(_MATH_DELIMITERS.sub("", a), _MATH_DELIMITERS.sub("", b))
 
 
 def option_set(item: Item, level: int | str, seed: int) -> OptionSet:
@@ -87,11 +97,11 @@ def with_options(item: Item, chosen: OptionSet) -> Item:
 
 
 def answer_check(item: Item, chosen: OptionSet) -> str:
-    """Return `identical`, `normalised` (equal after whitespace/`$` folding) or `differs`."""
+    """Return `identical`, `normalised` (the same option by `same_option`) or `differs`."""
     reference = item.options[item.answer]
     if chosen.answer_text == reference:
         return "identical"
-    if normalise_option(chosen.answer_text) == normalise_option(reference):
+    if same_option(chosen.answer_text, reference):
         return "normalised"
     return "differs"
 
@@ -104,11 +114,7 @@ def inconsistencies(item: Item) -> list[Inconsistency]:
     small = item.options_4[item.answer_4]
     large = item.options[item.answer]
     if small != large:
-        kind = (
-            "answer_text_format"
-            if normalise_option(small) == normalise_option(large)
-            else "answer_text"
-        )
+        kind = "answer_text_format" if same_option(small, large) else "answer_text"
         found.append(
             Inconsistency(
                 item.id,
@@ -117,11 +123,10 @@ def inconsistencies(item: Item) -> list[Inconsistency]:
                 f"{LETTERS[item.answer]} {large!r}",
             )
         )
-    larger = {normalise_option(o) for o in item.options}
     missing = [
         text
         for index, text in enumerate(item.options_4)
-        if index != item.answer_4 and normalise_option(text) not in larger
+        if index != item.answer_4 and not any(same_option(text, o) for o in item.options)
     ]
     if missing:
         found.append(

@@ -3,18 +3,31 @@
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from itemshot.renderer.adapters.figures import FigureProblem, decode_figure, read_figure_file
+from itemshot.renderer.identity import (
+    char_name,
+    differences,
+    look_alike,
+    same_text,
+    shown,
+    visible_form,
+)
 from itemshot.renderer.items import IMAGE_TAG, LETTERS, MAX_OPTIONS, Figure, Item, ItemError
 
 MAX_QUESTION_CHARS = 10_000
 MAX_OPTION_CHARS = 2_000
 MISSING_POLICIES = ("fail", "placeholder")
+ANSWER_FORMATS = ("auto", "letter", "index0", "index1", "text")
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f]")
@@ -100,7 +113,8 @@ def _check_text(item_id: str, name: str, value: str) -> str:
 
 
 def _check_question(raw: RawItem) -> str:
-    if not isinstance(raw.question, str) or not raw.question.strip():
+    # A question of zero-width characters only is as empty as a blank one: it draws nothing.
+    if not isinstance(raw.question, str) or not visible_form(raw.question):
         raise ItemError(raw.id, "question", "is empty or not text")
     _check_text(raw.id, "question", raw.question)
     if len(raw.question) > MAX_QUESTION_CHARS:
@@ -123,17 +137,33 @@ def _check_options(item_id: str, name: str, value: Any) -> tuple[str, ...]:
         _option_text(item_id, name, letter, v) for letter, v in zip(LETTERS, value, strict=False)
     )
     for letter, text in zip(LETTERS, options, strict=False):
-        if not text.strip():
+        if not visible_form(text):
             raise ItemError(item_id, name, f"option {letter} is empty")
         if len(text) > MAX_OPTION_CHARS:
             raise ItemError(item_id, name, f"option {letter} is longer than {MAX_OPTION_CHARS}")
-    seen: dict[str, str] = {}
-    for letter, text in zip(LETTERS, options, strict=False):
-        key = " ".join(text.split())
-        if key in seen:
-            raise ItemError(item_id, name, f"options {seen[key]} and {letter} are identical")
-        seen[key] = letter
+    # Pairwise, not by one key: looking alike is not transitive (see `identity`).
+    for later, text in enumerate(options):
+        for earlier in range(later):
+            if same_text(options[earlier], text):
+                raise ItemError(item_id, name, _same_options(options, earlier, later))
     return options
+
+
+def _same_options(options: tuple[str, ...], first: int, second: int) -> str:
+    """Return the message for two options a reader of the image could not tell apart."""
+    a, b, pair = options[first], options[second], f"{LETTERS[first]} and {LETTERS[second]}"
+    if " ".join(a.split()) == " ".join(b.split()):
+        return f"options {pair} are identical"
+    marked = {char for char in set(a) ^ set(b) if not char.isascii()}
+    # Long options are shown around their first difference, which is at one place in both.
+    pairs = enumerate(zip(a, b, strict=False))
+    at = next((i for i, (x, y) in pairs if x != y), min(len(a), len(b)))
+    why = differences(a, b)
+    more = f" (and {len(why) - 2} more)" if len(why) > 2 else ""
+    return (
+        f"options {LETTERS[first]} {shown(a, marked, at)} and {LETTERS[second]} "
+        f"{shown(b, marked, at)} would look the same in the image: {'; '.join(why[:2])}{more}"
+    )
 
 
 def _option_text(item_id: str, name: str, letter: str, value: Any) -> str:
@@ -150,8 +180,8 @@ def _option_text(item_id: str, name: str, letter: str, value: Any) -> str:
                 item_id, name, f"option {letter} is not valid Unicode text ({_where(value)})"
             )
         return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
+    if isinstance(value, numbers.Integral) and not _boolean(value):
+        return str(int(value))
     if isinstance(value, float) and math.isfinite(value) and "e" not in repr(value):
         return repr(value)
     shown = printable(repr(value))
@@ -160,9 +190,39 @@ def _option_text(item_id: str, name: str, letter: str, value: Any) -> str:
 
 
 def _parse_answer(item_id: str, name: str, value: Any, options: tuple[str, ...], fmt: str) -> int:
-    """Return the answer as an index; formats: auto (letter or option text), letter, index0, index1, text."""
+    """Return the answer key as an index into `options`, read by the value's type.
+
+    - Missing (None, NaN, empty or invisible-only text): refused.
+    - A boolean: refused; it is no answer key.
+    - A number (int, numpy integer, or a float with a whole value, as pandas
+      writes an integer column with gaps) is an index: 0-based under `auto`
+      and `index0` (the convention of integer answer columns, as Hugging Face
+      `ClassLabel`s are), 1-based under `index1`, refused under `letter` and
+      `text`. It is never matched against an option's text: `2` next to an
+      option "2" would otherwise pick that option silently.
+    - Text: one letter A–Z (either case, full-width too) under `auto` and
+      `letter`; digits under `index0`/`index1`; otherwise an option's text,
+      compared by identity (`identity.same_text`), under `auto` and `text`.
+    """
+    if fmt not in ANSWER_FORMATS:
+        raise ItemError(item_id, name, f"answer_format {fmt!r} is not one of {ANSWER_FORMATS}")
+    if _missing(value):
+        what = "NaN" if isinstance(value, numbers.Real | Decimal) else "no value"
+        raise ItemError(item_id, name, f"is missing ({what}); every item needs its answer key")
+    if _boolean(value):
+        raise ItemError(item_id, name, f"is {value}, a true/false value, not an answer key")
+    if isinstance(value, numbers.Real | Decimal):
+        return _number_answer(item_id, name, value, len(options), fmt)
+    if not isinstance(value, str):
+        raise ItemError(
+            item_id,
+            name,
+            f"is not a letter, an index or an option's text ({type(value).__name__})",
+        )
+    text = visible_form(value)
+    if not text:
+        raise ItemError(item_id, name, "is empty; every item needs its answer key")
     count = len(options)
-    text = str(value).strip() if value is not None else ""
     if fmt in ("auto", "letter") and re.fullmatch(r"[A-Za-z]", text):
         index = LETTERS.index(text.upper())
         if index >= count:
@@ -172,14 +232,70 @@ def _parse_answer(item_id: str, name: str, value: Any, options: tuple[str, ...],
         return index
     if fmt in ("index0", "index1"):
         if not re.fullmatch(r"-?\d+", text):
-            raise ItemError(item_id, name, f"{value!r} is not a whole number")
-        index = int(text) - (1 if fmt == "index1" else 0)
-        if not 0 <= index < count:
-            raise ItemError(item_id, name, f"index {text} is outside the {count} options")
-        return index
-    if fmt in ("auto", "text") and text in options:
-        return options.index(text)
-    raise ItemError(item_id, name, f"{value!r} is neither an option letter nor an option's text")
+            raise ItemError(item_id, name, f"{shown(value)} is not a whole number")
+        return _index(item_id, name, int(text), count, fmt)
+    if fmt in ("auto", "text"):
+        matches = [index for index, option in enumerate(options) if same_text(option, value)]
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            alike = " and ".join(LETTERS[index] for index in matches)
+            raise ItemError(item_id, name, f"{shown(value)} looks like options {alike} alike")
+    raise ItemError(
+        item_id,
+        name,
+        f"{shown(value)} is neither an option letter nor an option's text{_letter_hint(text)}",
+    )
+
+
+def _missing(value: Any) -> bool:
+    """Return whether an answer value is absent: None, NaN (float, numpy, Decimal) or pandas NA."""
+    if value is None or type(value).__name__ == "NAType":
+        return True
+    if isinstance(value, Decimal):
+        return value.is_nan()
+    return isinstance(value, numbers.Real) and math.isnan(value)
+
+
+def _boolean(value: Any) -> bool:
+    # numpy's bool is no subclass of bool; both are true/false, never a number here.
+    return isinstance(value, bool | np.bool_)
+
+
+def _number_answer(item_id: str, name: str, value: Any, count: int, fmt: str) -> int:
+    if fmt in ("letter", "text"):
+        wanted = "a letter" if fmt == "letter" else "an option's text"
+        raise ItemError(
+            item_id, name, f"is the number {value}; with answer_format={fmt} it must be {wanted}"
+        )
+    whole = isinstance(value, numbers.Integral) or (math.isfinite(value) and value == int(value))
+    if not whole:
+        raise ItemError(item_id, name, f"{value} is not a whole number (an option index)")
+    return _index(item_id, name, int(value), count, fmt)
+
+
+def _index(item_id: str, name: str, number: int, count: int, fmt: str) -> int:
+    first = 1 if fmt == "index1" else 0
+    index = number - first
+    if not 0 <= index < count:
+        span = f"{first}–{count - 1 + first}"
+        why = (
+            f"{span} with answer_format=index1"
+            if first
+            else f"{span}: numbers are 0-based indices; answer_format=index1 reads them 1-based"
+        )
+        raise ItemError(item_id, name, f"index {number} is outside the {count} options ({why})")
+    return index
+
+
+def _letter_hint(text: str) -> str:
+    """Return a note when a one-character answer only looks like an option letter (Cyrillic "В")."""
+    if len(text) != 1 or text.isascii():
+        return ""
+    for letter in LETTERS + LETTERS.lower():
+        if look_alike(text, letter):
+            return f" ({char_name(text)} looks like the letter {letter!r} but is another character)"
+    return ""
 
 
 def _load_figures(

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from itemshot.renderer.adapters.build import RawItem
+from itemshot.renderer.adapters.build import ANSWER_FORMATS, RawItem
 from itemshot.renderer.items import LETTERS, ItemError
 
 FORMATS = ("mmmu_hf", "mmmu_pro_tool", "mmmu_pro_mix", "generic")
@@ -28,7 +28,9 @@ class ColumnMapping:
 
     `options` names one column holding a list (or a stringified list);
     `option_columns` names one column per option instead (e.g. A, B, C, D).
-    `answer_format` is auto (letter or option text), letter, index0, index1 or text.
+    `answer_format` is auto, letter, index0, index1 or text: under auto a
+    letter is a letter, a number (JSON or parquet, not CSV text) a 0-based
+    index and other text an option's text (see `build._parse_answer`).
     """
 
     question: str = "question"
@@ -41,6 +43,13 @@ class ColumnMapping:
     subject: str | None = "subject"
     language: str | None = "language"
     extra: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Refuse an unknown answer format before any row is read."""
+        if self.answer_format not in ANSWER_FORMATS:
+            raise DatasetError(
+                f"answer_format {self.answer_format!r} is not one of {', '.join(ANSWER_FORMATS)}"
+            )
 
     @classmethod
     def from_pairs(cls, pairs: Mapping[str, str]) -> ColumnMapping:
