@@ -16,7 +16,7 @@ class FontFace:
 
 
 STYLES = ("regular", "bold", "thin", "handwritten", "comic", "serif", "mono")
-SCRIPTS = ("latin", "japanese")
+SCRIPTS = ("latin", "japanese", "hebrew", "arabic")
 
 # Latin and Japanese faces per style role. A stack for text with Japanese in it
 # lists the Japanese face first: some Latin faces (Nanum Pen Script) map CJK
@@ -38,6 +38,36 @@ _JAPANESE: dict[str, FontFace] = {
     "comic": FontFace("MotoyaLMaru", 400, "fonts-motoya-l-maruberi", "Apache-2.0"),
     "serif": FontFace("Noto Serif CJK JP", 400, "fonts-noto-cjk", "OFL-1.1"),
     "mono": FontFace("Noto Sans Mono CJK JP", 400, "fonts-noto-cjk", "OFL-1.1"),
+}
+
+# Right-to-left scripts: the role's face for them, set after the Latin face (which has
+# none of their letters), so Latin text keeps its own face. Noto has no handwritten,
+# comic or monospaced Hebrew or Arabic; those roles take the script's plain sans face.
+_NOTO = "fonts-noto-core"
+_HEBREW_SANS = FontFace("Noto Sans Hebrew", 400, _NOTO, "OFL-1.1")
+_ARABIC_SANS = FontFace("Noto Sans Arabic", 400, _NOTO, "OFL-1.1")
+_RTL_FACES: dict[str, dict[str, FontFace]] = {
+    "hebrew": {
+        **dict.fromkeys(("regular", "thin", "handwritten", "comic", "mono"), _HEBREW_SANS),
+        "bold": FontFace("Noto Sans Hebrew", 700, _NOTO, "OFL-1.1"),
+        "serif": FontFace("Noto Serif Hebrew", 400, _NOTO, "OFL-1.1"),
+    },
+    "arabic": {
+        **dict.fromkeys(("regular", "thin", "handwritten", "comic", "mono"), _ARABIC_SANS),
+        "bold": FontFace("Noto Sans Arabic", 700, _NOTO, "OFL-1.1"),
+        "serif": FontFace("Noto Naskh Arabic", 400, _NOTO, "OFL-1.1"),
+    },
+}
+# Unicode blocks of each script: base letters, supplements and presentation forms.
+_RTL_RANGES: dict[str, tuple[tuple[int, int], ...]] = {
+    "hebrew": ((0x0590, 0x05FF), (0xFB1D, 0xFB4F)),
+    "arabic": (
+        (0x0600, 0x06FF),
+        (0x0750, 0x077F),
+        (0x0870, 0x08FF),
+        (0xFB50, 0xFDFF),
+        (0xFE70, 0xFEFF),
+    ),
 }
 
 # Coverage fallbacks per role, tried in order for characters the chosen faces
@@ -130,20 +160,43 @@ def has_japanese(text: str) -> bool:
     )
 
 
-def base_faces(style: str, language: str, face: str = "auto", japanese: bool = False) -> FontChoice:
+def rtl_scripts(text: str) -> tuple[str, ...]:
+    """Return the right-to-left scripts (`hebrew`, `arabic`) whose letters `text` holds.
+
+    By the text alone: a face is needed only for letters that are there.
+    """
+    found: set[str] = set()
+    for char in set(text):
+        code = ord(char)
+        for script, ranges in _RTL_RANGES.items():
+            if any(low <= code <= high for low, high in ranges):
+                found.add(script)
+    return tuple(script for script in _RTL_FACES if script in found)
+
+
+def base_faces(
+    style: str,
+    language: str,
+    face: str = "auto",
+    japanese: bool = False,
+    scripts: tuple[str, ...] = (),
+) -> FontChoice:
     """Return the faces for a role (or a look-alike key) before any coverage check.
 
     Text in Japanese (by language or by its characters) gets the role's
-    Japanese face first, so no Latin face's blank CJK glyphs can win.
+    Japanese face first, so no Latin face's blank CJK glyphs can win. Each
+    right-to-left script in `scripts` (see `rtl_scripts`) adds the role's face
+    for it after the Latin face.
     """
     if face != "auto":
         style, latin = LOOKALIKES[FACE_KEYS[face]]
     else:
         latin = _LATIN[style]
+    rtl = tuple(_RTL_FACES[script][style] for script in scripts)
     if language == "ja" or japanese:
         jp = _JAPANESE[style]
-        return FontChoice((jp, latin), jp.weight if face == "auto" else latin.weight)
-    return FontChoice((latin,), latin.weight)
+        return FontChoice((jp, latin, *rtl), jp.weight if face == "auto" else latin.weight)
+    return FontChoice((latin, *rtl), latin.weight)
 
 
 def fallbacks_for(style: str, face: str = "auto") -> tuple[FontFace, ...]:
@@ -161,6 +214,7 @@ def choose_fonts(style: str, language: str, face: str = "auto") -> FontChoice:
 def all_faces() -> list[FontFace]:
     """Return every face in the catalogue (for install checks and documentation)."""
     faces = [*_LATIN.values(), *_JAPANESE.values(), _CJK_DEFAULT, *_CJK_FALLBACK.values()]
+    faces += [f for by_role in _RTL_FACES.values() for f in by_role.values()]
     faces += [f for chain in _FALLBACKS.values() for f in chain]
     faces += [f for _, f in LOOKALIKES.values()]
     return list(dict.fromkeys(faces))

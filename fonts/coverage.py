@@ -16,7 +16,14 @@ from functools import cache
 from fontTools.pens.boundsPen import BoundsPen
 from fontTools.ttLib import TTFont
 
-from itemshot.fonts.catalogue import FontChoice, FontFace, base_faces, fallbacks_for, has_japanese
+from itemshot.fonts.catalogue import (
+    FontChoice,
+    FontFace,
+    base_faces,
+    fallbacks_for,
+    has_japanese,
+    rtl_scripts,
+)
 
 _FC_WEIGHTS = {
     100: "thin",
@@ -107,7 +114,9 @@ def resolve_fonts(style: str, language: str, text: str, face: str = "auto") -> F
     fallback chain; each fallback used is recorded with its characters; what
     even the fallbacks lack is recorded as `uncovered`.
     """
-    choice = base_faces(style, language, face, japanese=has_japanese(text))
+    choice = base_faces(
+        style, language, face, japanese=has_japanese(text), scripts=rtl_scripts(text)
+    )
     chain = fallbacks_for(style, face)
     used: dict[str, list[str]] = {}
     fallbacks: list[FontFace] = []

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from itemshot.renderer.messages import readable
+
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 MAX_OPTIONS = len(LETTERS)
 
@@ -22,8 +24,9 @@ class ItemError(ValueError):
     def __init__(self, item_id: str, field: str, message: str) -> None:
         self.item_id = item_id
         self.field = field
-        self.message = message
-        super().__init__(f"item {item_id!r}, field {field!r}: {message}")
+        # Recorded in manifests and summaries: bounded, one line, no object reprs.
+        self.message = readable(message)
+        super().__init__(f"item {item_id!r}, field {field!r}: {self.message}")
 
     def as_record(self) -> dict[str, str]:
         """Return the error as a JSON-ready record for manifests and summaries."""
@@ -32,7 +35,12 @@ class ItemError(ValueError):
 
 @dataclass(frozen=True)
 class Figure:
-    """One source figure: its bytes, where it came from and its pixel size."""
+    """One source figure: the bytes the page shows, where it came from and its pixel size.
+
+    `normalised` lists what was done to the source file's pixels so that the page
+    and the verifier see one still, upright, 8-bit image (e.g. "first of 3
+    frames"); empty when the file's own bytes are shown.
+    """
 
     number: int
     data: bytes
@@ -40,6 +48,7 @@ class Figure:
     width: int
     height: int
     source: str
+    normalised: tuple[str, ...] = ()
 
     @property
     def sha256(self) -> str:

@@ -15,6 +15,7 @@ from itemshot.backgrounds.texture_names import texture_file
 from itemshot.fonts.catalogue import FontChoice
 from itemshot.fonts.coverage import resolve_fonts
 from itemshot.renderer.assets import katex_available
+from itemshot.renderer.direction import RTL, item_direction, text_direction
 from itemshot.renderer.items import LETTERS, Figure, Item
 from itemshot.renderer.jobs import Content
 from itemshot.renderer.markup import (
@@ -197,6 +198,7 @@ def build_page(
         texture = texture_file(presentation.texture)
         color = mean_color(presentation.texture)
     width, height = presentation.css_size()
+    direction = item_direction(item.language, [s for p in paragraphs(item.question) for s in p])
     page = {
         "lang": item.language,
         "scene": presentation.scene,
@@ -209,8 +211,16 @@ def build_page(
         "margin": presentation.margin,
         "color": Markup(color),  # validated enum or #rrggbb
         "texture": texture,  # a served texture file name or empty
-        "blocks": [_segment_views(b, words) for b in blocks],
-        "options": [{**o, "segments": _views(o["segments"], words)} for o in options],
+        "blocks": [_segment_views(b, words, direction) for b in blocks],
+        "options": [
+            {
+                **o,
+                "segments": _views(o["segments"], words),
+                "dir": _dir(text_direction(o["segments"], direction), direction),
+            }
+            for o in options
+        ],
+        "options_dir": _dir(direction, direction),
         "option_columns": _option_columns(options, grid, width),
         "option_grid": grid,
         "math": has_math,
@@ -358,7 +368,24 @@ def _views(segments: list[Segment], words: dict[str, str]) -> list[dict[str, Any
     return views
 
 
-def _segment_views(block: dict[str, Any], words: dict[str, str]) -> dict[str, Any]:
+def _segment_views(block: dict[str, Any], words: dict[str, str], direction: str) -> dict[str, Any]:
     if block["kind"] != "text":
         return block
-    return {**block, "paragraphs": [_views(p, words) for p in block["paragraphs"]]}
+    return {
+        **block,
+        "paragraphs": [_views(p, words) for p in block["paragraphs"]],
+        "dir": _dir(direction, direction),
+        "paragraph_dirs": [
+            _dir(text_direction(p, direction), direction) for p in block["paragraphs"]
+        ],
+    }
+
+
+def _dir(text: str, item: str) -> str:
+    """Return the `dir` attribute of a text block: its direction, or "" to leave it out.
+
+    Left out for left-to-right text in a left-to-right item, where it would be
+    the inherited direction anyway, so those pages stay byte for byte what
+    they were; given explicitly (either value) everywhere else.
+    """
+    return text if RTL in (text, item) else ""

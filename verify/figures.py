@@ -17,7 +17,7 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
-from itemshot.renderer.imaging import IMAGE_LIMITS, decode_image
+from itemshot.renderer.imaging import IMAGE_LIMITS, decode_still
 from itemshot.verify.crops import gray
 from itemshot.verify.images import flatten_alpha
 
@@ -28,8 +28,13 @@ TEMPLATE_BLUR = 1.0  # px (Gaussian sigma) both sides are softened by before cor
 
 @lru_cache(maxsize=64)
 def decode_figure(data: bytes) -> np.ndarray:
-    """Return a figure's bytes as a grey array, transparency flattened onto white."""
-    with decode_image(data, IMAGE_LIMITS, "figure") as image:
+    """Return a figure's bytes as a grey array, transparency flattened onto white.
+
+    Read through the renderer's `decode_still`, the normalisation the page's
+    figure went through (first frame, EXIF orientation, 16-bit scaled to 8),
+    so the source is compared as the page shows it.
+    """
+    with decode_still(data, IMAGE_LIMITS, "figure").image as image:
         array = np.asarray(flatten_alpha(image).convert("L"))
     array.setflags(write=False)
     return array

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from itemshot.renderer.imaging import IMAGE_LIMITS, ImageRejected, decode_image, read_limited
+from itemshot.renderer.imaging import IMAGE_LIMITS, ImageRejected, decode_still, read_limited
 from itemshot.renderer.items import Figure, relative_to_root
 
 MAX_FIGURE_BYTES = IMAGE_LIMITS.max_bytes
@@ -49,19 +49,23 @@ def read_figure_file(reference: str, root: Path) -> tuple[bytes, str]:
 
 
 def decode_figure(number: int, data: bytes, source: str) -> Figure:
-    """Return a checked Figure, re-encoded as PNG when the browser could not show it.
+    """Return a checked Figure: the file's bytes, or a normalised PNG where they differ.
 
     The figure is decoded completely first: a file whose header is fine but
     whose pixels are not fails here, at load, not as a blank box on the page.
+    It is then normalised (`decode_still`: first frame, EXIF orientation,
+    8-bit RGB(A)); when that changed what the file would show, or the browser
+    cannot show its format, the page gets the normalised pixels as PNG, so it
+    never animates or reinterprets them and the verifier compares the same pixels.
     """
     try:
-        image = decode_image(data, IMAGE_LIMITS, source)
+        still = decode_still(data, IMAGE_LIMITS, source)
     except ImageRejected as rejected:
         raise FigureProblem(str(rejected)) from None
-    with image:
-        width, height, kind = image.width, image.height, image.format or ""
-        if kind in BROWSER_FORMATS:
-            return Figure(number, data, BROWSER_FORMATS[kind], width, height, source)
+    with still.image as image:
+        width, height = image.width, image.height
+        if still.format in BROWSER_FORMATS and not still.steps:
+            return Figure(number, data, BROWSER_FORMATS[still.format], width, height, source)
         buffer = io.BytesIO()
-        image.convert("RGBA").save(buffer, format="PNG")
-    return Figure(number, buffer.getvalue(), "image/png", width, height, source)
+        image.save(buffer, format="PNG")
+    return Figure(number, buffer.getvalue(), "image/png", width, height, source, still.steps)
