@@ -1,8 +1,10 @@
 """Model clients: OpenAI-compatible chat completions (httpx) and Gemini (google-genai).
 
-Both raise `RetryableError` for rate limits, server errors, timeouts and
-garbled replies and `PermanentError` for everything another attempt would
-repeat. `timeout` is a deadline for the whole request (connect to last
+Both raise `RetryableError` for rate limits, server errors, timeouts,
+refused or broken connections and garbled replies and `PermanentError` for
+everything another attempt would repeat (a refused key, an unknown model, a
+certificate that does not verify), each with the kind of failure it is
+(`retry.FAILURE_KINDS`). `timeout` is a deadline for the whole request (connect to last
 byte), not per read, and answers are size-limited. API keys come from the
 caller (read from the environment by the command) and never appear in
 messages or records: a server that echoes one has it replaced.
@@ -11,6 +13,8 @@ messages or records: a server that echoes one has it replaced.
 from __future__ import annotations
 
 import base64
+import ssl
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -22,8 +26,9 @@ from itemshot.factorial.retry import (
     RetryableError,
     is_retryable_status,
     parse_retry_after,
+    status_failure,
 )
-from itemshot.renderer.http_limits import limited_client
+from itemshot.renderer.http_limits import ReplyTooLarge, limited_client
 from itemshot.renderer.redact import Redactor
 
 APIS = ("openai", "gemini")
@@ -64,6 +69,35 @@ class ChatClient(Protocol):
         ...
 
 
+def _causes(error: BaseException) -> Iterator[BaseException]:
+    """Yield an exception and what it was raised from, outermost first."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def transport_failure(error: httpx.TransportError) -> RetryableError | PermanentError:
+    """Return the failure a transport error stands for: timeout, refused, TLS or broken."""
+    name = type(error).__name__
+    if isinstance(error, httpx.TimeoutException):
+        return RetryableError(f"timeout ({name}: {error})", kind="timeout")
+    if isinstance(error, ReplyTooLarge):
+        return RetryableError(str(error), kind="reply_too_large")
+    for cause in _causes(error):
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            # Another attempt meets the same certificate.
+            detail = cause.verify_message or cause
+            return PermanentError(f"TLS certificate refused ({detail})", kind="tls")
+        if isinstance(cause, ssl.SSLError):
+            return RetryableError(f"TLS handshake failed ({cause})", kind="tls")
+        if isinstance(cause, ConnectionRefusedError):
+            return RetryableError(f"connection refused ({cause})", kind="connection_refused")
+    return RetryableError(f"connection failed ({name}: {error})", kind="connection_failed")
+
+
 def chat_completions_url(endpoint: str) -> str:
     """Return the chat-completions URL for a base URL such as `http://host:8000/v1`."""
     base = endpoint.rstrip("/")
@@ -101,24 +135,27 @@ class OpenAIChatClient:
         payload = openai_payload(self.model, request, params)
         try:
             response = await self._client.post(self.url, json=payload, headers=self._headers)
-        except httpx.TimeoutException as error:
-            raise RetryableError(f"timeout ({type(error).__name__}: {error})") from None
         except httpx.TransportError as error:
-            raise RetryableError(f"connection failed ({type(error).__name__}: {error})") from None
+            raise transport_failure(error) from None
         if response.status_code != 200:
             message = f"HTTP {response.status_code}"
             if is_retryable_status(response.status_code):
                 retry_after = parse_retry_after(response.headers.get("retry-after"))
-                raise RetryableError(message, retry_after)
-            raise PermanentError(f"{message}: {self._redact.text(response.text[:300])}")
+                raise status_failure(response.status_code, message, retry_after)
+            detail = self._redact.text(response.text[:300])
+            raise status_failure(response.status_code, f"{message}: {detail}")
         try:
             body = response.json()
             choice = body["choices"][0]
-            text = choice["message"]["content"]
+            message_body = choice["message"]
+            text = message_body["content"]
         except (ValueError, KeyError, IndexError, TypeError):
-            raise RetryableError("malformed response body") from None
+            raise RetryableError("malformed response body", kind="malformed_reply") from None
         if text is not None and not isinstance(text, str):
-            raise RetryableError("malformed response body")
+            raise RetryableError("malformed response body", kind="malformed_reply")
+        refusal = message_body.get("refusal") if isinstance(message_body, dict) else None
+        if not text and isinstance(refusal, str):
+            text = refusal  # a refusal is the model's answer (content is null beside it)
         usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
         finish = choice.get("finish_reason") if isinstance(choice, dict) else None
         return Completion(
@@ -172,15 +209,13 @@ class GeminiChatClient:
         except errors.APIError as error:
             code = int(error.code or 0)
             if is_retryable_status(code):
-                raise RetryableError(f"HTTP {code}") from None
+                raise status_failure(code, f"HTTP {code}") from None
             detail = self._redact.text(str(error.message or "")[:300])
-            raise PermanentError(f"HTTP {code}: {detail}") from None
-        except httpx.TimeoutException as error:
-            raise RetryableError(f"timeout ({type(error).__name__}: {error})") from None
+            raise status_failure(code, f"HTTP {code}: {detail}") from None
         except httpx.TransportError as error:
-            raise RetryableError(f"connection failed ({type(error).__name__}: {error})") from None
+            raise transport_failure(error) from None
         except (ValueError, TypeError):  # not JSON, or not of the API's shape
-            raise RetryableError("malformed response body") from None
+            raise RetryableError("malformed response body", kind="malformed_reply") from None
         texts: list[str] = []
         finish: str | None = None
         if response.candidates:

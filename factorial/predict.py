@@ -6,10 +6,15 @@ transcription prompt; the replies go to `transcripts.jsonl` beside the
 predictions).
 
 Requests run concurrently up to a bound; failures that may pass (429, 5xx,
-timeouts, garbled replies) are retried with jittered exponential backoff.
-Each successful reply is stored in an on-disk cache keyed by (model, prompt,
-request text, image hashes, parameters) the moment it arrives, so a killed or
-repeated run only sends what is missing. Errors are recorded, not cached.
+timeouts, refused connections, garbled replies, replies with no text) are
+retried with jittered exponential backoff. Each reply with text is stored in
+an on-disk cache keyed by (model, prompt, request text, image hashes,
+parameters) the moment it arrives, so a killed or repeated run only sends
+what is missing. An empty, null or blank reply is never an answer: it is
+retried, never cached, and a row still empty after its attempts fails with
+kind `empty_reply`. (A transcript may be empty: it is the model's reading of
+an image it found no text in, which the reading analysis scores.) Errors are
+recorded with their kind, not cached.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,6 +92,8 @@ class PredictSummary:
     skipped_rows: tuple[str, ...]
     output: Path
     not_applicable: int = 0  # rows the task does not apply to (text formats when transcribing)
+    failures: dict[str, int] = field(default_factory=dict)  # failure kind -> rows, most first
+    examples: dict[str, str] = field(default_factory=dict)  # failure kind -> a row's message
 
 
 @dataclass(frozen=True)
@@ -112,26 +120,35 @@ async def _call_with_retries(
     key: str,
 ) -> _Outcome:
     rng = row_rng(config.seed, key)
-    last_error = "no attempt made"
+    last = RetryableError("no attempt made")
     for attempt in range(1, config.retry.max_attempts + 1):
         try:
             async with slots:
                 started = time.perf_counter()
                 completion = await client.complete(request, config.params)
                 latency = time.perf_counter() - started
+            if config.task != TRANSCRIBE and not completion.text.strip():
+                # Nothing to score: another attempt may answer, and this must not be cached.
+                finish = completion.finish_reason or "none given"
+                raise RetryableError(
+                    f"the reply has no text (finish reason: {finish})", kind="empty_reply"
+                )
             return _Outcome(completion, latency, attempt, None)
         except PermanentError as error:
-            return _Outcome(None, None, attempt, {"kind": "permanent", "message": str(error)})
+            return _Outcome(None, None, attempt, {"kind": error.kind, "message": str(error)})
         except RetryableError as error:
-            last_error = str(error)
+            last = error
             if attempt < config.retry.max_attempts:
                 await asyncio.sleep(config.retry.delay(attempt, rng, error.retry_after))
-    return _Outcome(
-        None,
-        None,
-        config.retry.max_attempts,
-        {"kind": "retries_exhausted", "message": last_error},
-    )
+    attempts = config.retry.max_attempts
+    message = f"{last} (the last of {attempts} attempts)" if attempts > 1 else str(last)
+    return _Outcome(None, None, attempts, {"kind": last.kind, "message": message})
+
+
+def _has_text(reply: dict[str, Any]) -> bool:
+    """Return whether a cached reply holds an answer (an older version cached empty ones)."""
+    response = reply.get("response")
+    return isinstance(response, str) and bool(response.strip())
 
 
 def _record(
@@ -195,7 +212,7 @@ async def predict_rows(
             config.params.as_dict(),
         )
         hit = cache.get(key)
-        if hit is not None:
+        if hit is not None and (config.task == TRANSCRIBE or _has_text(hit)):
             if on_done:
                 on_done()
             return _record(row, config, prompts, key, True, hit, None, 0)
@@ -257,6 +274,13 @@ async def run_predict(
     output = output or out / config.output_name
     write_predictions(output, records)
     fresh = [r for r in records if not r["cached"] and r["request_key"]]
+    failed = [r for r in records if r["error"] is not None]
+    failures = dict(Counter(str(r["error"]["kind"]) for r in failed).most_common())
+    examples: dict[str, str] = {}
+    for record in failed:
+        examples.setdefault(
+            str(record["error"]["kind"]), f"{record['item_id']}: {record['error']['message']}"
+        )
     return PredictSummary(
         total=len(records),
         sent=sum(1 for r in fresh if r["error"] is None),
@@ -266,4 +290,6 @@ async def run_predict(
         skipped_rows=manifest.skipped,
         output=output,
         not_applicable=len(manifest.rows) - len(rows),
+        failures=failures,
+        examples=examples,
     )

@@ -4,8 +4,11 @@ Each decision is one JSON line appended to `OUT/review.jsonl` and fsync'd
 before it is acknowledged: who decided (reviewer), when (UTC), what (accept,
 reject with a reason from a fixed list plus free text, flag, regenerate) and
 about which image. A line that does not parse (a torn write after a crash)
-is skipped and counted, and the next append starts on a fresh line. Every
-decision carries a unique id, so a retried request is logged once.
+or is not a valid decision (a `seconds` of `Infinity`, as an older version
+could write) is skipped with a warning and counted, never failing the lines
+after it, and the next append starts on a fresh line. The log holds strict
+JSON: no `NaN` or `Infinity` is written or read. Every decision carries a
+unique id, so a retried request is logged once.
 
 The log is the source of truth. `ReviewState` folds it: each image's latest
 decision per reviewer, adjudications, and regenerations (which point a job at
@@ -20,6 +23,8 @@ import contextlib
 import dataclasses
 import fcntl
 import json
+import logging
+import math
 import os
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -33,6 +38,11 @@ from itemshot.renderer.output import atomic_write_json
 
 REVIEW_LOG = "review.jsonl"
 LOG_VERSION = 1
+# The most time a decision may say it took: longer than any real review (about 31 years),
+# small enough that sums and means of many such times stay far from overflow.
+MAX_SECONDS = 1e9
+
+LOG = logging.getLogger(__name__)
 
 VERDICTS = ("accept", "reject", "flag")  # decisions that set an image's review status
 ACTIONS = (*VERDICTS, "regenerate")
@@ -125,6 +135,8 @@ class Decision:
             raise DecisionError("replacement", "a regeneration names its new image")
         if len(self.note) > 2000:
             raise DecisionError("note", "is longer than 2000 characters")
+        if self.seconds is not None and not 0 <= self.seconds <= MAX_SECONDS:  # NaN fails too
+            raise DecisionError("seconds", f"must be a finite number from 0 to {MAX_SECONDS:g}")
 
     @property
     def status(self) -> str:
@@ -141,13 +153,32 @@ class Decision:
             record[spec.name] = dict(value) if spec.name == "replacement" else value
         return record
 
+    def as_line(self) -> str:
+        """Return the decision's log line: strict JSON (DecisionError names a field that is not)."""
+        record = self.as_dict()
+        try:
+            return json.dumps(record, ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n"
+        except (ValueError, TypeError):
+            for name, value in record.items():
+                try:
+                    json.dumps(value, allow_nan=False)
+                except (ValueError, TypeError):
+                    raise DecisionError(name, "holds a value JSON cannot carry") from None
+            raise
+
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> Decision:
         """Rebuild a decision from its log record; raise DecisionError or TypeError if unusable."""
         names = {spec.name for spec in dataclasses.fields(cls)}
         values = {k: v for k, v in record.items() if k in names}
         seconds = values.get("seconds")
-        values["seconds"] = float(seconds) if isinstance(seconds, int | float) else None
+        if seconds is not None and (
+            isinstance(seconds, bool)
+            or not isinstance(seconds, int | float)
+            or not 0 <= seconds <= MAX_SECONDS  # before float(): a huge integer cannot convert
+        ):
+            raise DecisionError("seconds", f"{seconds!r} is not a time in seconds")
+        values["seconds"] = None if seconds is None else float(seconds)
         replacement = values.get("replacement")
         values["replacement"] = dict(replacement) if isinstance(replacement, Mapping) else None
         for name in ("id", "image", "action", "reviewer", "time", "job_key", "item_id"):
@@ -167,24 +198,59 @@ class LogRead:
     end: int = 0  # byte offset after the last complete line
 
 
-def _parse_lines(data: bytes, seen: set[str]) -> tuple[list[Decision], int, int]:
-    """Return the decisions of the complete lines in `data`, lines skipped, bytes consumed."""
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is not a finite number")
+    return value
+
+
+def loads_strict(line: bytes | str) -> Any:
+    """Return one JSON text parsed strictly: `NaN`, `Infinity` and `1e999` raise ValueError."""
+    try:
+        return json.loads(line, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def _parse_lines(
+    data: bytes, seen: set[str], first_line: int = 1
+) -> tuple[list[Decision], int, int, int]:
+    """Return the decisions of the complete lines in `data`, lines skipped, bytes and lines consumed.
+
+    `first_line` is the number of data's first line in the log, for the warnings.
+    """
     decisions: list[Decision] = []
     skipped = 0
     consumed = data.rfind(b"\n") + 1  # an unfinished last line waits for its newline
-    for line in data[:consumed].splitlines():
+    lines = data[:consumed].split(b"\n")[:-1]
+    for number, line in enumerate(lines, first_line):
         if not line.strip():
             continue
         try:
-            decision = Decision.from_dict(json.loads(line))
-        except (ValueError, TypeError, AttributeError):
+            record = loads_strict(line)
+            if not isinstance(record, Mapping):
+                raise ValueError("not a JSON object")
+            decision = Decision.from_dict(record)
+        except (ValueError, TypeError) as error:
+            # One bad line costs that line only, whatever wrote it; the rest of the log counts.
             skipped += 1
+            LOG.warning("%s line %d skipped: %s", REVIEW_LOG, number, _short(error))
             continue
         if decision.id in seen:
             continue  # the same decision logged twice counts once
         seen.add(decision.id)
         decisions.append(decision)
-    return decisions, skipped, consumed
+    return decisions, skipped, consumed, len(lines)
+
+
+def _short(error: Exception) -> str:
+    text = str(error)
+    return text if len(text) <= 200 else text[:200] + "…"
 
 
 def read_decisions(out: Path) -> LogRead:
@@ -193,9 +259,10 @@ def read_decisions(out: Path) -> LogRead:
         data = (out / REVIEW_LOG).read_bytes()
     except FileNotFoundError:
         return LogRead(())
-    decisions, skipped, end = _parse_lines(data, set())
+    decisions, skipped, end, lines = _parse_lines(data, set())
     if end < len(data) and data[end:].strip():
         skipped += 1  # a torn last line, left by a crash mid-write
+        LOG.warning("%s line %d skipped: unfinished (a write cut short)", REVIEW_LOG, lines + 1)
     return LogRead(tuple(decisions), skipped, end)
 
 
@@ -212,6 +279,7 @@ class ReviewLog:
         self.path = out / REVIEW_LOG
         self._lock = threading.Lock()
         self._position = 0
+        self._lines = 0  # complete lines read so far (numbers the warnings)
         self._ids: set[str] = set()
         self.skipped = 0
 
@@ -239,7 +307,7 @@ class ReviewLog:
         When this returns, the line is on disk (fsync'd). An id already in the
         log is not written again.
         """
-        line = json.dumps(decision.as_dict(), ensure_ascii=False, sort_keys=True) + "\n"
+        line = decision.as_line()
         with self._lock:
             created = not self.path.exists()
             fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
@@ -266,8 +334,9 @@ class ReviewLog:
         if size <= self._position:
             return []
         data = os.pread(fd, size - self._position, self._position)
-        decisions, skipped, consumed = _parse_lines(data, self._ids)
+        decisions, skipped, consumed, lines = _parse_lines(data, self._ids, self._lines + 1)
         self._position += consumed
+        self._lines += lines
         self.skipped += skipped
         return decisions
 

@@ -225,9 +225,10 @@ def test_predict_timeout_is_a_deadline_and_keys_are_redacted(
             "--max-attempts", "2", "--retry-delay", "0.01",
         )  # fmt: skip
     predictions = {p["item_id"]: p for p in read_jsonl(out / "predictions.jsonl")}
-    assert status == 1  # some rows failed; the others are written
+    assert status == 3  # some rows failed; the others are written
     slow = predictions["slow"]
     assert slow["response"] is None and slow["attempts"] == 2
+    assert slow["error"]["kind"] == "timeout"
     assert "no complete answer within the 1 s deadline" in slow["error"]["message"]
     assert predictions["fine"]["response"] == "Answer: B"
     assert predictions["echo"]["response"] == "I was called with Bearer [REDACTED]"

@@ -6,7 +6,10 @@ import argparse
 import base64
 import hashlib
 import json
+import os
 import shutil
+import socket
+import subprocess
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,10 +19,9 @@ from typing import Any
 import pytest
 
 from itemshot.cli.analysis import register
+from tests.conftest import TOOL_IMAGES as FIXTURE_IMAGES
+from tests.fault_injection import cli_command
 
-FIXTURE_IMAGES = (
-    Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures" / "mmmu-pro-tool" / "images"
-)
 SECRET = "sk-test-not-a-real-key-0123456789"
 
 
@@ -42,13 +44,23 @@ def image_hashes(body: dict[str, Any]) -> list[str]:
 
 
 class StandIn:
-    """A scripted OpenAI-compatible server: plays `script` in arrival order, then answers."""
+    """A scripted OpenAI-compatible server: plays `script` in arrival order, then answers.
+
+    Actions: `ok` (an answer), `429`, `500`, `401`, `403`, `timeout` (no answer
+    until the server stops), `malformed` (half a JSON body), and replies with
+    no text: `null` (`content: null`), `empty` (`""`) and `blank` (spaces).
+    Once the script is played, `behave(body)` picks each request's action.
+    """
 
     def __init__(
-        self, script: list[str], answer: Callable[[dict[str, Any]], str] | None = None
+        self,
+        script: list[str],
+        answer: Callable[[dict[str, Any]], str] | None = None,
+        behave: Callable[[dict[str, Any]], str] | None = None,
     ) -> None:
         self.script = list(script)
         self.answer = answer or (lambda body: "Answer: B")
+        self.behave = behave or (lambda body: "ok")
         self.lock = threading.Lock()
         self.arrived = threading.Condition(self.lock)  # notified on every request
         self.release = threading.Event()
@@ -80,7 +92,7 @@ class StandIn:
                 with standin.lock:
                     standin.requests.append(body)
                     standin.authorizations.add(self.headers.get("Authorization", ""))
-                    action = standin.script.pop(0) if standin.script else "ok"
+                    action = standin.script.pop(0) if standin.script else standin.behave(body)
                     standin.arrived.notify_all()
                 if self.path != "/v1/chat/completions":
                     self._send(404, b'{"error": "not found"}')
@@ -88,12 +100,17 @@ class StandIn:
                     self._send(429, b'{"error": "rate limited"}', {"Retry-After": "0"})
                 elif action == "500":
                     self._send(500, b'{"error": "internal"}')
+                elif action in ("401", "403"):
+                    self._send(int(action), b'{"error": {"message": "invalid api key"}}')
                 elif action == "timeout":
                     standin.release.wait()
                     self._send(504, b"{}")
                 elif action == "malformed":
                     self._send(200, b'{"choices": [{"message": ')
                 else:
+                    content = {"null": None, "empty": "", "blank": " \n\t "}.get(
+                        action, standin.answer(body)
+                    )
                     reply = {
                         "id": "x",
                         "object": "chat.completion",
@@ -102,7 +119,7 @@ class StandIn:
                             {
                                 "index": 0,
                                 "finish_reason": "stop",
-                                "message": {"role": "assistant", "content": standin.answer(body)},
+                                "message": {"role": "assistant", "content": content},
                             }
                         ],
                         "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
@@ -143,8 +160,6 @@ def write_manifest(out: Path, rows: list[dict[str, Any]]) -> None:
 def copy_figure(out: Path, name: str) -> str:
     """Copy a fixture figure into the output set and return its relative path."""
     source = FIXTURE_IMAGES / name
-    if not source.exists():
-        pytest.skip("fixture images not available")
     (out / "images").mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, out / "images" / name)
     return f"images/{name}"
@@ -153,11 +168,8 @@ def copy_figure(out: Path, name: str) -> str:
 @pytest.fixture
 def small_set(tmp_path: Path) -> Path:
     out = tmp_path / "set"
-    figures = (
-        sorted(p.name for p in FIXTURE_IMAGES.glob("*.png"))[:3] if FIXTURE_IMAGES.exists() else []
-    )
-    if len(figures) < 3:
-        pytest.skip("fixture images not available")
+    figures = sorted(p.name for p in FIXTURE_IMAGES.glob("*.png"))[:3]
+    assert len(figures) == 3, f"fixture figures missing in {FIXTURE_IMAGES}"
     options = [f"choice {i}" for i in range(10)]
     rows: list[dict[str, Any]] = []
     for index, figure in enumerate(figures):
@@ -239,8 +251,8 @@ def test_predict_records_permanent_errors_without_caching(small_set: Path) -> No
             [*_predict_args(small_set, server.endpoint.replace("/v1", "/v2")), "--concurrency", "1"]
         )
         predictions = _read(small_set / "predictions.jsonl")
-        assert status == 1
-        assert all(p["error"]["kind"] == "permanent" for p in predictions)
+        assert status == 3  # some rows failed (here every one)
+        assert all(p["error"]["kind"] == "http_error" for p in predictions)
         assert all("404" in p["error"]["message"] for p in predictions)
         sent = len(server.requests)
         main(_predict_args(small_set, server.endpoint.replace("/v1", "/v2")))
@@ -252,3 +264,103 @@ def test_standin_counts_images(small_set: Path) -> None:
         assert main(_predict_args(small_set, server.endpoint)) == 0
         counts = sorted(len(image_hashes(body)) for body in server.requests)
         assert counts == [0, 0, 0, 1, 1, 1, 1, 1, 1]
+
+
+def predict_cli(out: Path, endpoint: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    """Run the real `itemshot predict` command (a new process) and return how it ended."""
+    command = cli_command(*_predict_args(out, endpoint), *extra)
+    environment = {**os.environ, "NO_ALBUMENTATIONS_UPDATE": "1", "COLUMNS": "200"}
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=300, env=environment, check=False
+    )
+
+
+def _cached_replies(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(p.read_text()) for p in (out / ".cache" / "predict").rglob("*.json")]
+
+
+def test_a_reply_without_text_is_retried_and_never_cached(small_set: Path) -> None:
+    """Defect 9: `content: null`, "" and blank text are retried; only the answers are cached."""
+    with StandIn(["null", "empty", "blank"]) as server:
+        run = predict_cli(small_set, server.endpoint, "--concurrency", "1")
+        assert run.returncode == 0, run.stderr
+        predictions = _read(small_set / "predictions.jsonl")
+        assert all(p["error"] is None and p["response"] == "Answer: B" for p in predictions)
+        assert len(server.requests) == 9 + 3
+        assert sum(p["attempts"] - 1 for p in predictions) == 3
+        cached = _cached_replies(small_set)
+        assert len(cached) == 9 and all(c["response"] == "Answer: B" for c in cached)
+
+        # An empty reply an older version cached is not an answer: the row is asked again.
+        key = predictions[0]["request_key"]
+        entry = small_set / ".cache" / "predict" / key[:2] / f"{key}.json"
+        entry.write_text(json.dumps({**json.loads(entry.read_text()), "response": ""}))
+        run = predict_cli(small_set, server.endpoint)
+        assert run.returncode == 0, run.stderr
+        assert len(server.requests) == 9 + 3 + 1
+        again = _read(small_set / "predictions.jsonl")
+        assert [p["cached"] for p in again] == [False] + [True] * 8
+        assert json.loads(entry.read_text())["response"] == "Answer: B"
+
+
+def test_failed_rows_exit_3_name_their_kinds_and_a_rerun_retries_only_them(
+    small_set: Path,
+) -> None:
+    """Rows refused (401) or answered with nothing: status 3, one line per kind, retried alone."""
+    answering = threading.Event()
+
+    def behave(body: dict[str, Any]) -> str:
+        text = body["messages"][0]["content"][0]["text"]
+        if answering.is_set():
+            return "ok"
+        return "401" if "(0)" in text else "null" if "(1)" in text else "ok"
+
+    with StandIn([], behave=behave) as server:
+        run = predict_cli(small_set, server.endpoint, "--max-attempts", "3")
+        assert run.returncode == 3, run.stderr
+        lines = run.stderr.splitlines()
+        auth = [line for line in lines if line.startswith("failed auth: 2 rows")]
+        empty = [line for line in lines if line.startswith("failed empty_reply: 2 rows")]
+        assert len(auth) == 1 and "HTTP 401" in auth[0], run.stderr
+        assert len(empty) == 1 and "no text" in empty[0], run.stderr
+        assert "4 of 9 rows failed" in run.stderr
+        predictions = _read(small_set / "predictions.jsonl")
+        kinds = sorted(p["error"]["kind"] for p in predictions if p["error"])
+        assert kinds == ["auth", "auth", "empty_reply", "empty_reply"]
+        failed = [p for p in predictions if p["error"]]
+        assert all(p["response"] is None for p in failed)
+        assert [p["attempts"] for p in failed if p["error"]["kind"] == "empty_reply"] == [3, 3]
+        assert len(server.requests) == 2 * 1 + 2 * 3 + 5  # a 401 is not retried
+        assert len(_cached_replies(small_set)) == 5
+
+        answering.set()
+        first = len(server.requests)
+        run = predict_cli(small_set, server.endpoint, "--max-attempts", "3")
+        assert run.returncode == 0, run.stderr
+        assert len(server.requests) - first == 4  # the failed rows only
+        again = _read(small_set / "predictions.jsonl")
+        assert all(p["error"] is None and p["response"] == "Answer: B" for p in again)
+        assert sum(not p["cached"] for p in again) == 4
+
+
+def test_unreachable_endpoints_are_named(small_set: Path) -> None:
+    """Nothing listening, and TLS spoken to a plain HTTP server: status 3, the kind named."""
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+    try:
+        port = closed.getsockname()[1]
+        run = predict_cli(small_set, f"http://127.0.0.1:{port}/v1", "--max-attempts", "2")
+    finally:
+        closed.close()
+    assert run.returncode == 3, run.stderr
+    assert "failed connection_refused: 9 rows" in run.stderr, run.stderr
+    assert "Connect call failed ('127.0.0.1'" in run.stderr
+    assert not (small_set / ".cache" / "predict").exists() or not _cached_replies(small_set)
+
+    with StandIn([]) as server:
+        https = server.endpoint.replace("http://", "https://")
+        run = predict_cli(small_set, https, "--max-attempts", "2")
+    assert run.returncode == 3, run.stderr
+    assert "failed tls: 9 rows" in run.stderr, run.stderr
+    predictions = _read(small_set / "predictions.jsonl")
+    assert {p["error"]["kind"] for p in predictions} == {"tls"}

@@ -56,6 +56,37 @@ def test_append_is_durable_idempotent_and_survives_a_torn_line(tmp_path: Path) -
     assert read.decisions[1].reason == "text_wrong"
 
 
+def test_a_line_an_older_version_poisoned_is_skipped_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`Infinity`, `NaN` or `1e999` in a line cost that line only; none is ever written."""
+    log = ReviewLog(tmp_path)
+    assert log.append(_decision(1, "images/a.png", seconds=2.0))[0]
+    old = {"v": 1, "action": "accept", "reviewer": "alice", "time": utc_now()}
+    with (tmp_path / REVIEW_LOG).open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps({**old, "id": "inf", "image": "b.png", "seconds": float("inf")}))
+        handle.write("\n" + json.dumps({**old, "id": "nan", "image": "c.png", "seconds": 1e999}))
+        handle.write("\n" + json.dumps({**old, "id": "neg", "image": "d.png", "seconds": -1}))
+        handle.write("\n" + "[" * 5000 + "\n")
+    with caplog.at_level("WARNING"):
+        assert log.append(_decision(2, "images/e.png", seconds=1.0))[0]
+        read = read_decisions(tmp_path)
+    assert [d.id for d in read.decisions] == ["d1", "d2"] and read.skipped == 4
+    assert log.skipped == 4
+    said = caplog.text
+    for number in (2, 3, 4, 5):
+        assert f"review.jsonl line {number} skipped" in said
+    assert "Infinity" in said
+    for bad in (float("nan"), float("inf"), -0.5):
+        with pytest.raises(DecisionError, match="seconds"):
+            _decision(3, "images/f.png", seconds=bad)
+    before = (tmp_path / REVIEW_LOG).read_bytes()
+    replacement = {"image": "images/new.png", "verify": {"scores": {"question": float("nan")}}}
+    with pytest.raises(DecisionError, match="replacement"):
+        log.append(_decision(4, "images/a.png", "regenerate", replacement=replacement))
+    assert (tmp_path / REVIEW_LOG).read_bytes() == before
+
+
 def test_concurrent_writers_log_each_decision_once(tmp_path: Path) -> None:
     """Two log objects (as two servers would hold) and many threads: no loss, no duplicate."""
     logs = [ReviewLog(tmp_path), ReviewLog(tmp_path)]

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -25,7 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Send every condition of OUT/manifest.jsonl to a model and write "
         "OUT/predictions.jsonl (--task transcribe: every image-format condition's image with "
         "the transcription prompt, written to OUT/transcripts.jsonl). API keys are read from "
-        "OPENAI_API_KEY or GEMINI_API_KEY.",
+        "OPENAI_API_KEY or GEMINI_API_KEY. Exit status: 0 every row answered, 3 some rows "
+        "failed (each kind of failure is named with its count; a re-run retries only them), "
+        "2 unusable arguments or output set.",
     )
     predict.add_argument("out", type=Path, metavar="OUT", help="output set folder")
     predict.add_argument("--endpoint", help="base URL, e.g. http://127.0.0.1:8000/v1")
@@ -110,6 +113,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_predict_command(args: argparse.Namespace) -> int:
     """Run `itemshot predict`."""
+    from itemshot.api import EXIT_OK, EXIT_SOME_FAILED
     from itemshot.factorial.clients import GenerationParams, make_client
     from itemshot.factorial.predict import PredictConfig, run_predict
     from itemshot.factorial.retry import RetryPolicy
@@ -174,8 +178,19 @@ def run_predict_command(args: argparse.Namespace) -> int:
     console.print(table)
     for reason in summary.skipped_rows[:10]:
         console.print(f"[yellow]skipped[/yellow] {reason}")
+    # One line per failure kind, most frequent first, with one row's message as the example.
+    for kind, count in summary.failures.items():
+        example = escape(summary.examples.get(kind, "")[:300])
+        rows = "row" if count == 1 else "rows"
+        console.print(f"[red]failed[/red] {kind}: {count} {rows} (e.g. {example})", soft_wrap=True)
     console.print(f"wrote {summary.output}")
-    return 1 if summary.failed else 0
+    if summary.failed:
+        console.print(
+            f"{summary.failed} of {summary.total} rows failed; run the same command again to "
+            "retry them (the answers received are cached and not sent again)"
+        )
+        return EXIT_SOME_FAILED
+    return EXIT_OK
 
 
 def run_score_command(args: argparse.Namespace) -> int:

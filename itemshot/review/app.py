@@ -41,6 +41,12 @@ from itemshot.review import stats
 from itemshot.review.diff import text_diff
 from itemshot.review.files import IMAGE_TYPES, servable
 from itemshot.review.index import FACETS, Query, ReviewIndex
+from itemshot.review.payloads import (
+    DecisionRequest,
+    Refused,
+    RegenerationRequest,
+    read_json_object,
+)
 from itemshot.review.records import (
     audit_verdicts,
     read_json,
@@ -54,7 +60,6 @@ from itemshot.review.security import Access, Guard
 
 HERE = Path(__file__).parent
 FILTERS = ("status", "verdict", "reason", *FACETS, "reviewer")
-MAX_BODY = 64 * 1024
 
 
 @dataclass
@@ -290,34 +295,20 @@ def files(request: Request) -> Response:
 # -- JSON -------------------------------------------------------------------------
 
 
-async def _body(request: Request) -> dict[str, Any]:
-    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
-        raise _Refused(415, "send JSON")
-    raw = await request.body()
-    if len(raw) > MAX_BODY:
-        raise _Refused(413, "request too large")
-    try:
-        body = json.loads(raw)
-    except ValueError:
-        raise _Refused(400, "the body is not JSON") from None
-    if not isinstance(body, dict):
-        raise _Refused(400, "the body is not a JSON object")
-    return body
+def _refusal(refused: Refused) -> JSONResponse:
+    """Answer a refused request; close the connection if its body may still be arriving."""
+    headers = {"connection": "close"} if refused.unread else None
+    return JSONResponse(
+        {"ok": False, "error": str(refused)}, status_code=refused.status, headers=headers
+    )
 
 
-class _Refused(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def _target(review: Review, body: Mapping[str, Any]) -> int:
+def _target(review: Review, position: int, image: str) -> int:
     """Return the entry a request is about, checking it still shows the image the client saw."""
-    position = body.get("position")
-    if not isinstance(position, int) or not 0 <= position < len(review.index):
-        raise _Refused(400, "position is not an image of this set")
-    if review.index.entry(position).image != body.get("image"):
-        raise _Refused(409, "this image was replaced meanwhile (regenerated): reload the page")
+    if not 0 <= position < len(review.index):
+        raise Refused(400, "position is not an image of this set")
+    if review.index.entry(position).image != image:
+        raise Refused(409, "this image was replaced meanwhile (regenerated): reload the page")
     return position
 
 
@@ -329,34 +320,37 @@ def _next_link(review: Review, query: Query, position: int, adjudicate: bool = F
 
 
 async def decide(request: Request) -> Response:
-    """Log one decision (accept, reject with a reason, flag) durably; answer where to go next."""
+    """Log one decision (accept, reject with a reason, flag) durably; answer where to go next.
+
+    The whole request is checked before anything is logged: a field of the
+    wrong type or out of range is a 400 naming it, and the log is untouched.
+    """
     review = _review(request)
     try:
-        body = await _body(request)
-        position = _target(review, body)
-        if body.get("action") not in VERDICTS:
-            raise _Refused(400, f"action must be one of {', '.join(VERDICTS)}")
+        asked = DecisionRequest.of(await read_json_object(request))
+        position = _target(review, asked.position, asked.image)
+        if asked.action not in VERDICTS:
+            raise Refused(400, f"action must be one of {', '.join(VERDICTS)}")
         entry = review.index.entry(position)
-        seconds = body.get("seconds")
         decision = Decision(
-            id=str(body.get("id") or ""),
+            id=asked.id,
             image=entry.image,
-            action=str(body["action"]),
+            action=asked.action,
             reviewer=review.reviewer,
             time=utc_now(),
             job_key=entry.job_key,
             item_id=entry.item_id,
-            reason=str(body.get("reason") or ""),
-            note=str(body.get("note") or ""),
-            seconds=float(seconds) if isinstance(seconds, int | float) and seconds >= 0 else None,
-            adjudication=bool(body.get("adjudication")),
+            reason=asked.reason,
+            note=asked.note,
+            seconds=asked.seconds,
+            adjudication=asked.adjudication,
         )
-    except _Refused as refused:
-        return JSONResponse({"ok": False, "error": str(refused)}, status_code=refused.status)
+        query = Query.from_params(asked.query)
+    except Refused as refused:
+        return _refusal(refused)
     except DecisionError as error:
         return JSONResponse({"ok": False, "error": str(error)}, status_code=400)
     new = await asyncio.to_thread(review.index.record, decision)
-    query = Query.from_params({k: str(v) for k, v in (body.get("query") or {}).items()})
     return JSONResponse(
         {
             "ok": True,
@@ -372,23 +366,23 @@ async def regenerate(request: Request) -> Response:
     """Make a new attempt for the image's job, log it, and answer with the new image."""
     review = _review(request)
     try:
-        body = await _body(request)
-        decision_id = str(body.get("id") or "")
-        if not decision_id:
-            raise _Refused(400, "a regeneration needs an id")
-        reason = str(body.get("reason") or "")
-        if reason and reason not in REJECT_REASONS:
-            raise _Refused(400, f"unknown reason {reason!r}")
+        asked = RegenerationRequest.of(await read_json_object(request))
+        if not asked.id:
+            raise Refused(400, "a regeneration needs an id")
+        if asked.reason and asked.reason not in REJECT_REASONS:
+            raise Refused(400, f"unknown reason {asked.reason!r}")
         async with review.regenerating:
             await asyncio.to_thread(review.index.refresh)
-            if review.index.log.knows(decision_id):
+            if review.index.log.knows(asked.id):
                 return JSONResponse({"ok": True, "duplicate": True})  # a retry: already made
-            position = _target(review, body)
-            answer = await _regenerate(review, position, decision_id, reason)
-    except _Refused as refused:
-        return JSONResponse({"ok": False, "error": str(refused)}, status_code=refused.status)
+            position = _target(review, asked.position, asked.image)
+            answer = await _regenerate(review, position, asked.id, asked.reason)
+    except Refused as refused:
+        return _refusal(refused)
     except RegenerationFailed as error:
         return JSONResponse({"ok": False, "error": str(error)}, status_code=502)
+    except DecisionError as error:  # the new image's record cannot be logged
+        return JSONResponse({"ok": False, "error": str(error)}, status_code=500)
     return JSONResponse(answer)
 
 
