@@ -14,6 +14,8 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
+from itemshot.renderer.output_lock import hold_output
+
 EXPORTERS: dict[str, str] = {
     "hf": "itemshot.factorial.export_hf",
     "lmms-eval": "itemshot.factorial.export_lmms",
@@ -64,12 +66,13 @@ def export_set(
     name = check_name(name) if name is not None else default_name(source)
     selection = export_rows(source)
     reviewed = review_export_rows(source, selection.rows, rejected)
-    dest.mkdir(parents=True, exist_ok=True)
     exporter = import_module(EXPORTERS[to]).export
-    written = exporter(reviewed.rows, dest, name)
-    paths = list(written.paths)
-    if reviewed.counts:
-        paths.append(write_review_marks(dest, reviewed))
+    # Taken once the inputs are checked (a refused name writes nothing, not even a lock).
+    with hold_output(dest, "export"):
+        written = exporter(reviewed.rows, dest, name)
+        paths = list(written.paths)
+        if reviewed.counts:
+            paths.append(write_review_marks(dest, reviewed))
     return ExportResult(
         to,
         dest,

@@ -129,9 +129,9 @@ class SweepRun:
 
 def sample_dataset() -> Path:
     """Return the path of the embedded sample dataset (12 items, English and Japanese)."""
-    from importlib import resources
+    from itemshot.renderer.sample import sample_jsonl
 
-    return Path(str(resources.files("itemshot.renderer") / "sample" / "sample.jsonl"))
+    return sample_jsonl()
 
 
 def load(
@@ -272,16 +272,18 @@ def render(
     instance) or an executor object. The output set is the same either way.
     Jobs already in `out` with the same key are kept, so a killed run resumes.
     Raises `UnusableOutput` before any work when `out` is a file or cannot be
-    written, and `RunStopped` (what was written, intact) when a system error
-    such as a full disk stops the run part-way; both live in
-    `itemshot.renderer.output`.
+    written (its subclass `FolderBusy`, from `itemshot.renderer.output_lock`,
+    when another run is writing into it), `RunStopped` (what was written,
+    intact) when a system error such as a full disk stops the run part-way,
+    and `RunInterrupted` (a `KeyboardInterrupt`; the finished jobs are in the
+    manifest) when interrupted; the last two live in `itemshot.renderer.output`.
     """
+    from itemshot.renderer.items import ItemError
     from itemshot.renderer.jobs import JobRequest
-    from itemshot.renderer.output import prepare_output_dir
+    from itemshot.renderer.output_lock import hold_output
     from itemshot.renderer.presentation import PresentationError
 
     out = Path(out)
-    prepare_output_dir(out)  # an unusable folder is refused before any work
     console = console or Console(stderr=True, quiet=not progress)
     levels = {
         "scene": scene,
@@ -297,24 +299,29 @@ def render(
     }
     if preset and any(v is not None for v in levels.values()):
         raise PresentationError("preset", "a preset replaces the presentation parameters")
-    if items and isinstance(items[0], JobRequest):
+    # Requests may start with a bad row (an ItemError): the first other entry says which kind.
+    first = next((entry for entry in items if not isinstance(entry, ItemError)), None)
+    if isinstance(first, JobRequest):
         requests = list(items)  # already paired with their presentations
     else:
         requests = requests_for(items, presentation_specs(**levels), preset=preset, seed=seed)
-    if backend != "chromium":
-        if executor not in (None, "local") or address is not None:
-            from itemshot.executors.select import ExecutorError
+    if backend != "chromium" and (executor not in (None, "local") or address is not None):
+        from itemshot.executors.select import ExecutorError
 
-            raise ExecutorError(f"the {backend} backend runs on this machine only")
-        return _render_generative(
-            requests, out, backend, generative, seed, workers, verify, console
-        )
+        raise ExecutorError(f"the {backend} backend runs on this machine only")
     from itemshot.executors.select import open_executor
 
-    with open_executor(executor, address=address, workers=workers) as chosen:
-        return _render_chromium(
-            requests, out, seed, workers, verify, progress, chosen, on_event, console
-        )
+    # One run per folder, held through rendering and verification: an unusable
+    # folder, or one another run holds, is refused here, before any work.
+    with hold_output(out, "render"):
+        if backend != "chromium":
+            return _render_generative(
+                requests, out, backend, generative, seed, workers, verify, console
+            )
+        with open_executor(executor, address=address, workers=workers) as chosen:
+            return _render_chromium(
+                requests, out, seed, workers, verify, progress, chosen, on_event, console
+            )
 
 
 def _render_chromium(
@@ -500,6 +507,7 @@ def sweep(
     design: str | Path,
     out: str | Path | None = None,
     *,
+    dataset: str | Path | None = None,
     limit: int | None = None,
     config: str | None = None,
     split: str | None = None,
@@ -512,33 +520,38 @@ def sweep(
     """Run a factorial design file end to end: plan, check balance, render, write the manifest.
 
     `executor` and `address` choose where the jobs run, as for `render`.
-    Re-running renders only what is new. `config` and `split` override the
-    design's choice of a Hub-style dataset's part. Raises `DesignError` or
-    `DatasetError` when the design or its dataset is unusable.
+    Re-running renders only what is new. `dataset` (a path relative to the
+    current directory, a Hub id or `itemshot:sample`) replaces the design's
+    `dataset.path`; `config` and `split` override the design's choice of a
+    Hub-style dataset's part. Raises `DesignError` or `DatasetError` when the
+    design or its dataset is unusable.
     """
     from itemshot.executors.select import open_executor
     from itemshot.factorial.balance import balance_report
     from itemshot.factorial.controller import describe_plan, load_items, plan_sweep
-    from itemshot.factorial.design import load_design
+    from itemshot.factorial.design import load_design, with_dataset
     from itemshot.pipeline import RunSettings
-    from itemshot.renderer.output import atomic_write, atomic_write_json, prepare_output_dir
+    from itemshot.renderer.output import atomic_write, atomic_write_json
+    from itemshot.renderer.output_lock import hold_output
     from itemshot.sweeps import run_sweep
 
     design_path = Path(design)
     loaded = load_design(design_path)
-    dataset = load_items(loaded, limit, config=config, split=split)
+    if dataset is not None:
+        loaded = with_dataset(loaded, dataset)
+    items = load_items(loaded, limit, config=config, split=split)
     folder = Path(out) if out is not None else loaded.out or Path("sweeps") / loaded.name
-    plan = plan_sweep(loaded, dataset)
+    plan = plan_sweep(loaded, items)
     report = balance_report(loaded.type, loaded.factors, plan.cells, loaded.seed)
-    prepare_output_dir(folder)
-    atomic_write(folder / "design.yaml", design_path.read_bytes())
-    atomic_write_json(folder / "balance.json", report.as_dict())
     counts = describe_plan(plan)
     console = console or Console(stderr=True, quiet=not progress)
     with (
+        hold_output(folder, "sweep"),  # one run per folder, taken before anything is written
         open_executor(executor, address=address, workers=workers) as chosen,
         progress_bar(console, counts["render_jobs"], "sweep", hidden=not progress) as advance,
     ):
+        atomic_write(folder / "design.yaml", design_path.read_bytes())
+        atomic_write_json(folder / "balance.json", report.as_dict())
         result = run_sweep(
             plan,
             folder,

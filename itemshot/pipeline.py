@@ -22,18 +22,20 @@ from itemshot.executors.base import Executor, JobResult
 from itemshot.renderer.jobs import Job, PlanFailure
 from itemshot.renderer.manifest import MANIFEST, SUMMARY, base_row, failure_row
 from itemshot.renderer.output import (
+    RunInterrupted,
     RunStopped,
     atomic_write,
     atomic_write_json,
-    prepare_output_dir,
     remove_stale_temps,
     write_figure_files,
     write_jsonl,
 )
+from itemshot.renderer.output_lock import hold_output
 
 __all__ = [
     "MANIFEST",
     "SUMMARY",
+    "RunInterrupted",
     "RunSettings",
     "RunStopped",
     "RunSummary",
@@ -168,10 +170,23 @@ def run_jobs(
     """Render every job not already done, write manifest and summary, and return the summary.
 
     `executor` runs the jobs (default: a local Chromium pool sized by `settings`).
+    The run holds `out` (`FolderBusy` when another run does). A system error
+    part-way raises `RunStopped`, an interrupt `RunInterrupted`; either way
+    the manifest lists the jobs finished so far.
     """
-    settings = settings or RunSettings()
+    with hold_output(out, "render"):
+        return _run_jobs(planned, out, settings or RunSettings(), on_event, executor)
+
+
+def _run_jobs(
+    planned: Sequence[Job | PlanFailure],
+    out: Path,
+    settings: RunSettings,
+    on_event: Callable[[Event], None] | None,
+    executor: Executor | None,
+) -> RunSummary:
     emit = on_event or (lambda _e: None)
-    prepare_output_dir(out)
+    # Only under the folder's lock: a temp here now is a dead run's, never a live one's.
     remove_stale_temps(out)
     summary = RunSummary(total=len(planned))
     started = time.perf_counter()
@@ -213,6 +228,15 @@ def run_jobs(
                 error, out, summary.rendered + summary.skipped, summary.total,
                 write_outcome(out, finished, summary),
             ) from error  # fmt: skip
+        except KeyboardInterrupt:
+            # Ctrl-C or SIGTERM (the CLI turns it into this): the executor has been
+            # closed; what was written so far goes in the manifest, as for a full disk.
+            summary.seconds = time.perf_counter() - started
+            finished = _count([r for r in rows if r is not None], summary)
+            raise RunInterrupted(
+                out, summary.rendered + summary.skipped, summary.total,
+                write_outcome(out, finished, summary),
+            ) from None  # fmt: skip
         summary.startup_seconds = executor.startup_seconds
     summary.seconds = time.perf_counter() - started
     finished = _count([r for r in rows if r is not None], summary)

@@ -18,6 +18,7 @@ from itemshot.factorial.controller import SWEEP_SUMMARY, SweepPlan, manifest_row
 from itemshot.pipeline import RunSettings, RunSummary, run_jobs
 from itemshot.renderer.manifest import MANIFEST
 from itemshot.renderer.output import atomic_write_json, read_jsonl, write_jsonl
+from itemshot.renderer.output_lock import hold_output
 
 
 @dataclass
@@ -50,7 +51,22 @@ def run_sweep(
     *,
     executor: Executor | None = None,
 ) -> SweepResult:
-    """Render the jobs not yet done, then write the combined manifest and the sweep summary."""
+    """Render the jobs not yet done, then write the combined manifest and the sweep summary.
+
+    The folder is held from rendering to the last write (`FolderBusy` when
+    another run holds it).
+    """
+    with hold_output(out, "sweep"):
+        return _run_sweep(plan, out, settings, on_event, executor)
+
+
+def _run_sweep(
+    plan: SweepPlan,
+    out: Path,
+    settings: RunSettings | None,
+    on_event: Callable[[dict[str, Any]], None] | None,
+    executor: Executor | None,
+) -> SweepResult:
     started = time.perf_counter()
     summary = run_jobs(plan.jobs, out, settings, on_event, executor=executor)
     rendered = {row["job_key"]: row for row in read_jsonl(out / MANIFEST) if row.get("job_key")}

@@ -14,10 +14,19 @@ from itemshot.renderer.items import Item
 TEMP_PREFIX = ".tmp-"
 
 
+def temp_prefix() -> str:
+    """Return the prefix of this process's temp files: `.tmp-<pid>-`.
+
+    The owner's pid in the name lets a cleanup tell a temp a killed run left
+    from one a live process is still writing.
+    """
+    return f"{TEMP_PREFIX}{os.getpid()}-"
+
+
 def atomic_write(path: Path, data: bytes) -> None:
     """Write `data` to `path` through a temp file and a rename, so no reader sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
+    handle, temp = tempfile.mkstemp(prefix=temp_prefix(), dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
@@ -72,7 +81,7 @@ def prepare_output_dir(out: Path) -> None:
         raise UnusableOutput(f"--out {str(out)!r} is a file, not a folder")
     try:
         out.mkdir(parents=True, exist_ok=True)
-        handle, probe = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=out)
+        handle, probe = tempfile.mkstemp(prefix=temp_prefix(), dir=out)
         os.close(handle)
         os.unlink(probe)
     except OSError as error:
@@ -113,6 +122,34 @@ class RunStopped(RuntimeError):
         )
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """The run was interrupted (SIGINT, Ctrl-C, or SIGTERM) part-way; what was finished is kept.
+
+    A `KeyboardInterrupt`, so code that stops on an interrupt still stops. The
+    finished jobs are whole on disk and listed in `manifest` (None when even
+    that could not be written); a re-run skips them and renders the rest.
+    """
+
+    def __init__(self, out: Path, written: int, total: int, manifest: Path | None) -> None:
+        self.out = out
+        self.written = written
+        self.total = total
+        self.manifest = manifest
+        super().__init__(self.report())
+
+    def report(self) -> str:
+        """Return the one message a person needs: what was kept and how to finish."""
+        kept = (
+            f"the manifest {self.manifest} lists them"
+            if self.manifest is not None
+            else "the manifest could not be written"
+        )
+        return (
+            f"the run was interrupted: {self.written} of {self.total} images are written in "
+            f"{self.out} and intact ({kept}); run the same command again to finish the rest"
+        )
+
+
 def describe_os_error(error: OSError) -> str:
     """Return an OS error as one line: the file and the system's reason, no traceback."""
     reason = error.strerror or str(error) or type(error).__name__
@@ -148,11 +185,36 @@ def write_figure_files(out: Path, item: Item) -> dict[int, str]:
 
 
 def remove_stale_temps(root: Path) -> int:
-    """Delete temp files a killed run left behind; return how many were removed."""
+    """Delete temp files a killed run left behind; return how many were removed.
+
+    Only temps whose owner is gone are deleted: one named with a pid that is
+    no longer running, or one without a pid (an older version's). Callers
+    hold the folder's lock (`output_lock.hold_output`), so no other run is
+    writing there; the pid check also spares a live writer that shares a
+    subfolder (a response cache given to several runs).
+    """
     removed = 0
     if not root.exists():
         return 0
     for temp in root.rglob(TEMP_PREFIX + "*"):
+        owner = temp.name[len(TEMP_PREFIX) :].split("-", 1)[0]
+        if owner.isdigit() and _running(int(owner)):
+            continue
         temp.unlink(missing_ok=True)
         removed += 1
     return removed
+
+
+def _running(pid: int) -> bool:
+    """Return whether process `pid` exists on this machine (this process included)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, under another user
+    except OSError:
+        return False  # a pid the system cannot even look up: no such process here
+    return True

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from itemshot.renderer.adapters import Dataset
 from itemshot.renderer.items import Item, ItemError
+from itemshot.renderer.output_lock import hold_output
 from itemshot.verify.images import load_rgb
 from itemshot.verify.output_set import AuditSummary, summarise
 from itemshot.verify.pairing import DEFAULT_PATTERN, pair_images
@@ -68,5 +69,6 @@ def audit_images(
         else:
             tasks.append(_Task(path, entry, name, "", thresholds))
     verdicts = run_all(_audit_task, tasks, workers, on_progress)  # type: ignore[arg-type]
-    summary = summarise(verdicts, report_dir, thresholds, time.perf_counter() - started)
+    with hold_output(report_dir, "audit"):  # one writer per report folder
+        summary = summarise(verdicts, report_dir, thresholds, time.perf_counter() - started)
     return summary, verdicts

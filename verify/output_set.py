@@ -14,6 +14,7 @@ from itemshot.renderer.adapters.figures import FigureProblem, decode_figure
 from itemshot.renderer.items import LETTERS, Item, relative_to_root
 from itemshot.renderer.manifest import MANIFEST
 from itemshot.renderer.output import atomic_write_json, read_jsonl, write_jsonl
+from itemshot.renderer.output_lock import hold_output
 from itemshot.renderer.records import Layout
 from itemshot.verify.images import load_rgb
 from itemshot.verify.pool import run_all
@@ -161,28 +162,33 @@ def verify_output_set(
     their sources; without them a figure box only has to be non-empty.
     `map_tasks` runs the per-image checks (default: `pool.run_all`, this
     machine's processes); an executor passes its own, with the same contract.
+    The folder is held while its manifest is read and rewritten (`FolderBusy`
+    when another run is writing into it).
     """
     out = Path(out)
     thresholds = thresholds or DEFAULT_THRESHOLDS
     started = time.perf_counter()
-    rows = read_jsonl(out / MANIFEST)
-    by_id = {item.id: item for item in items or ()}
-    tasks: list[_Task] = []
-    indices: list[int] = []
-    for index, row in enumerate(rows):
-        if row.get("status") != "ok" or not row.get("image") or not row.get("layout"):
-            continue
-        item = by_id.get(str(row["item_id"])) or item_from_row(row, out)
-        tasks.append(_Task(out / row["image"], out / row["layout"], item, row["image"], thresholds))
-        indices.append(index)
-    invalidate_verdicts(out, rows, indices)
-    verdicts = (map_tasks or run_all)(_verify_task, tasks, workers, on_progress)
-    for index, result in zip(indices, verdicts, strict=True):
-        rows[index]["verdict"] = "pass" if result.passed else "fail"
-        rows[index]["verify"] = verify_field(result, thresholds)
-    write_jsonl(out / MANIFEST, rows)
-    seconds = time.perf_counter() - started
-    return summarise(verdicts, out, thresholds, seconds, rows=rows, report=report)
+    with hold_output(out, "verify", create=False):
+        rows = read_jsonl(out / MANIFEST)
+        by_id = {item.id: item for item in items or ()}
+        tasks: list[_Task] = []
+        indices: list[int] = []
+        for index, row in enumerate(rows):
+            if row.get("status") != "ok" or not row.get("image") or not row.get("layout"):
+                continue
+            item = by_id.get(str(row["item_id"])) or item_from_row(row, out)
+            tasks.append(
+                _Task(out / row["image"], out / row["layout"], item, row["image"], thresholds)
+            )
+            indices.append(index)
+        invalidate_verdicts(out, rows, indices)
+        verdicts = (map_tasks or run_all)(_verify_task, tasks, workers, on_progress)
+        for index, result in zip(indices, verdicts, strict=True):
+            rows[index]["verdict"] = "pass" if result.passed else "fail"
+            rows[index]["verify"] = verify_field(result, thresholds)
+        write_jsonl(out / MANIFEST, rows)
+        seconds = time.perf_counter() - started
+        return summarise(verdicts, out, thresholds, seconds, rows=rows, report=report)
 
 
 def verify_field(result: Verdict, thresholds: Thresholds) -> dict[str, Any]:

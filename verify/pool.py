@@ -27,6 +27,10 @@ def _init_worker(parent: int) -> None:
     """
     os.environ["OMP_THREAD_LIMIT"] = "1"
     signal.signal(signal.SIGTERM, _end_worker)
+    # Ctrl-C reaches the whole process group: the parent alone handles it (it drops
+    # the queued tasks and reports the interrupt); a worker finishes its task and
+    # leaves with the pool, instead of dying with a KeyboardInterrupt traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     with contextlib.suppress(OSError, AttributeError):  # Linux only; elsewhere nothing changes
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != parent:  # the parent died before the request took effect
@@ -98,8 +102,14 @@ def run_all(
         max_workers=count, initializer=_init_worker, initargs=(os.getpid(),)
     ) as executor:
         futures = {executor.submit(function, task): i for i, task in enumerate(todo)}
-        for future in as_completed(futures):
-            results[futures[future]] = future.result()
-            if on_done:
-                on_done()
+        try:
+            for future in as_completed(futures):
+                results[futures[future]] = future.result()
+                if on_done:
+                    on_done()
+        except BaseException:
+            # Interrupted (or a task failed): drop the tasks not started, so leaving
+            # the pool waits for the running ones only, not for the whole queue.
+            executor.shutdown(wait=False, cancel_futures=True)
+            raise
     return [r for r in results if r is not None]

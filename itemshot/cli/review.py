@@ -85,15 +85,21 @@ def cmd_review(args: argparse.Namespace) -> int:
         if token:
             console.print("requests need the access token (open the address with ?token=…)")
 
+    from itemshot.renderer.output_lock import hold_output
+
     try:
-        serve(
-            args.out,
-            host=args.host,
-            port=args.port,
-            reviewer=reviewer,
-            token=token,
-            on_ready=ready,
-        )
+        # The app rewrites the manifest and appends to review.jsonl: no run may write
+        # into the folder meanwhile (FolderBusy, status 2, names the holder). Other
+        # reviewers may: their servers share the hold (the log has its own lock).
+        with hold_output(args.out, "review", create=False, shared=True):
+            serve(
+                args.out,
+                host=args.host,
+                port=args.port,
+                reviewer=reviewer,
+                token=token,
+                on_ready=ready,
+            )
     except OSError as error:
         console.print(f"[red]error:[/red] cannot listen on {args.host}:{args.port}: {error}")
         return EXIT_USAGE

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from itemshot.executors.base import JobResult, produce
 from itemshot.renderer.backends import Backend
@@ -86,6 +87,8 @@ class LocalExecutor:
             channel.results.put(_DONE)
 
     async def _work(self, jobs: Sequence[Job], channel: _Channel) -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda loop, context: _unless_stopped(channel, loop, context))
         backend = self.backend_factory()
         started = time.perf_counter()
         async with backend:
@@ -104,3 +107,17 @@ class LocalExecutor:
                     channel.results.put(await produce(backend, job))
 
             await asyncio.gather(*(worker() for _ in range(workers)))
+
+
+def _unless_stopped(
+    channel: _Channel, loop: asyncio.AbstractEventLoop, context: dict[str, Any]
+) -> None:
+    """Report an unhandled error of the backend's loop, unless the driver has stopped the run.
+
+    After a stop (Ctrl-C reaches the whole process group, so the browser driver
+    dies with the run) the backend's pending calls fail with "connection
+    closed"; those are the stop itself, not news, and would only print noise
+    under the one message the command ends with.
+    """
+    if not channel.stop.is_set():
+        loop.default_exception_handler(context)

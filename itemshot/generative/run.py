@@ -45,15 +45,16 @@ from itemshot.renderer.items import ItemError
 from itemshot.renderer.jobs import Job, JobRequest, PlanFailure, page_job, plan
 from itemshot.renderer.manifest import MANIFEST, SUMMARY, base_row, failure_row
 from itemshot.renderer.output import (
+    RunInterrupted,
     RunStopped,
     atomic_write,
     atomic_write_json,
-    prepare_output_dir,
     read_jsonl,
     remove_stale_temps,
     write_figure_files,
     write_jsonl,
 )
+from itemshot.renderer.output_lock import hold_output
 from itemshot.renderer.seeds import stable_hash
 
 BACKENDS = ("chromium", "nanobanana", "hybrid")
@@ -146,7 +147,22 @@ def render_generative(
     hybrid = options.backend == "hybrid"
     planned = _plan(requests, options)
     jobs = [p for p in planned if isinstance(p, Job)]
-    prepare_output_dir(out)
+    # One run per folder, held from the first write to the last (verification included).
+    with hold_output(out, "render"):
+        return _generate_into(out, planned, jobs, options, api_key, hybrid, console)
+
+
+def _generate_into(
+    out: Path,
+    planned: list[Job | PlanFailure],
+    jobs: list[Job],
+    options: GenerativeOptions,
+    api_key: str,
+    hybrid: bool,
+    console: Console,
+) -> GenerativeResult:
+    """Generate, write and verify the jobs not yet finished in `out` (held by the caller)."""
+    # Only under the folder's lock: a temp here now is a dead run's, never a live one's.
     remove_stale_temps(out)
     rows: dict[str, dict[str, Any]] = {}
     todo = []
@@ -183,6 +199,9 @@ def render_generative(
         atomic_write_json(out / SUMMARY, summary)
     except (OSError, RunStopped) as error:
         raise _stopped(error, out, planned, rows) from error
+    except KeyboardInterrupt as interrupt:
+        # Ctrl-C or SIGTERM: what is finished goes in the manifest, as for a full disk.
+        raise _interrupted(interrupt, out, planned, rows) from None
     console.print(json.dumps(summary, ensure_ascii=False))
     status = EXIT_SOME_FAILED if any(r.get("status") != "ok" for r in manifest) else EXIT_OK
     if fallback and options.verify_fallback:
@@ -204,16 +223,38 @@ def _stopped(
 ) -> RunStopped:
     """Return the RunStopped of a generative run: the rows written so far go in its manifest."""
     cause = error.error if isinstance(error, RunStopped) else error
-    done = [row for row in rows.values() if row.get("status") == "ok"]
     # Fallback pages the Chromium run wrote before it stopped are not rows here yet.
     fallbacks = error.written if isinstance(error, RunStopped) else 0
+    written, manifest = _keep_finished(out, planned, rows)
+    return RunStopped(cause, out, written + fallbacks, len(planned), manifest)
+
+
+def _interrupted(
+    interrupt: KeyboardInterrupt,
+    out: Path,
+    planned: list[Job | PlanFailure],
+    rows: dict[str, dict[str, Any]],
+) -> RunInterrupted:
+    """Return the RunInterrupted of a generative run: the rows written so far go in its manifest."""
+    fallbacks = interrupt.written if isinstance(interrupt, RunInterrupted) else 0
+    written, manifest = _keep_finished(out, planned, rows)
+    return RunInterrupted(out, written + fallbacks, len(planned), manifest)
+
+
+def _keep_finished(
+    out: Path, planned: list[Job | PlanFailure], rows: dict[str, dict[str, Any]]
+) -> tuple[int, Path | None]:
+    """Write the manifest of the rows finished so far; return how many are ok and its path.
+
+    The path is None when even the manifest could not be written.
+    """
+    done = [row for row in rows.values() if row.get("status") == "ok"]
     kept = [failure_row(p) if isinstance(p, PlanFailure) else rows.get(p.key) for p in planned]
-    manifest: Path | None = out / MANIFEST
     try:
         write_jsonl(out / MANIFEST, [row for row in kept if row is not None])
     except OSError:
-        manifest = None
-    return RunStopped(cause, out, len(done) + fallbacks, len(planned), manifest)
+        return len(done), None
+    return len(done), out / MANIFEST
 
 
 class _Ready:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, Self
 
 from itemshot.renderer.jobs import Job
+from itemshot.renderer.messages import readable
 from itemshot.renderer.records import Layout
 
 
@@ -64,7 +65,8 @@ class RenderFailure(RuntimeError):
         retryable: bool = False,
         record: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(message)
+        # What the manifest records (`as_error`): bounded, one line, no object reprs.
+        super().__init__(readable(message))
         self.reason = reason
         self.field = field
         self.retryable = retryable

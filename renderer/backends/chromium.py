@@ -492,7 +492,21 @@ class ChromiumBackend:
             "device_scale": document.device_scale,
             "placeholders": list(document.placeholders),
         }
+        normalised = figures_normalised(job)
+        if normalised:  # only when a figure needed it, so other records stay as they were
+            record["figures_normalised"] = normalised
         return Rendered(output.png, output.layout, record)
+
+
+def figures_normalised(job: Job) -> dict[str, list[str]]:
+    """Return, per figure the page shows, what was done to its file's pixels at load."""
+    if job.content.figures != "show":
+        return {}
+    return {
+        str(number): list(figure.normalised)
+        for number in job.item.referenced_figures()
+        if (figure := job.item.figures.get(number)) is not None and figure.normalised
+    }
 
 
 def _region(raw: dict[str, Any], fonts: dict[str, int]) -> Region:
