@@ -24,7 +24,7 @@ import itemshot
 from itemshot.executors.loopback import LoopbackCluster
 from itemshot.executors.ray import RayExecutor
 from itemshot.renderer.output import TEMP_PREFIX, read_jsonl
-from tests.conftest import ROOT, TOOL_DATA, run_cli
+from tests.conftest import MIX_DATA, ROOT, TOOL_DATA, run_cli
 from tests.ray_faults import (
     browser_processes,
     crashing_backend,
@@ -108,7 +108,7 @@ def test_sweep_on_ray_gives_the_bytes_of_the_local_executor(
     cluster: LoopbackCluster, tmp_path: Path
 ) -> None:
     design = ROOT / "designs" / "mmmu_pro_2x2.yaml"
-    common = ("sweep", design, "--limit", "40", "--no-progress")
+    common = ("sweep", design, "--dataset", MIX_DATA, "--limit", "40", "--no-progress")
     assert run_cli(*common, "--out", tmp_path / "local", "--workers", "1") == 0
     ray_args = ("--executor", "ray", "--address", cluster.address, "--workers", "2")
     assert run_cli(*common, "--out", tmp_path / "ray", *ray_args) == 0

@@ -38,5 +38,6 @@ def guarded(console: Console, command: Callable[[], int]) -> int:
     try:
         return command()
     except (ExecutorError, RayUnavailable) as error:
-        console.print(f"[red]error:[/red] {error}")
+        # One line whatever the terminal's width: it is meant to be read and grepped whole.
+        console.print(f"[red]error:[/red] {error}", soft_wrap=True)
         return EXIT_USAGE

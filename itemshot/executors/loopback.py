@@ -60,6 +60,25 @@ def process_tree(roots: Iterable[int]) -> list[int]:
     return found
 
 
+def session_processes(session: int) -> list[int]:
+    """Return the ids of a session's live processes and of every process below them.
+
+    A daemon that `ray start` leaves behind keeps its session when its parent
+    exits, so a head started in a session of its own is found whole.
+    """
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[3]) == session:  # state ppid pgrp session
+            members.append(int(entry.name))
+    return sorted(process_tree(members))
+
+
 def free_port() -> int:
     """Return a TCP port free on 127.0.0.1 right now."""
     with socket.socket() as probe:
@@ -160,17 +179,7 @@ class LoopbackCluster:
         group of its own inside that session, and a worker's browsers may start
         sessions of their own, so those are found as descendants.
         """
-        members = []
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] != "Z" and int(fields[3]) == self.pgid:  # state ppid pgrp session
-                members.append(int(entry.name))
-        return sorted(process_tree(members))
+        return session_processes(self.pgid)
 
     def stop(self) -> None:
         """Stop every process of the cluster, each by its id, and remove its temp folder.

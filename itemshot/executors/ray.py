@@ -40,6 +40,7 @@ from typing import Any, TypeVar
 
 from itemshot.executors.base import JobResult, produce
 from itemshot.executors.local import BackendFactory, chromium_factory
+from itemshot.executors.ray_auth import ClusterRefused, prepare_driver, restore_driver
 from itemshot.renderer.backends import Backend
 from itemshot.renderer.jobs import Job
 
@@ -169,6 +170,8 @@ class RayExecutor:
     RAY_ADDRESS and otherwise starts a single-machine instance on 127.0.0.1.
     `actors` render actors of one CPU each (None: one per CPU of the cluster),
     each a backend from `backend` (default: one Chromium with `pages` pages).
+    A head that asks for a token gets this driver's (`RAY_AUTH_TOKEN`,
+    `RAY_AUTH_TOKEN_PATH` or `~/.ray/auth_token`); see `ray_auth`.
     """
 
     def __init__(
@@ -188,6 +191,7 @@ class RayExecutor:
         self.startup_seconds = 0.0
         self._ray: Any = None
         self._connected_here = False
+        self._token_mode = False
 
     def __enter__(self) -> RayExecutor:
         return self
@@ -206,11 +210,18 @@ class RayExecutor:
                 options.update(address="local", include_dashboard=False)
             else:
                 options["address"] = self.address
+            where = self.address or "a local instance"
             try:
+                # A head may ask for a token: present one only then (see ray_auth).
+                self._token_mode = prepare_driver(self.address)
                 ray.init(**options)
+            except ClusterRefused as refused:
+                raise RayUnavailable(f"cannot connect to Ray at {where}: {refused}") from None
             except Exception as error:
-                where = self.address or "a local instance"
-                raise RayUnavailable(f"cannot connect to Ray at {where}: {error}") from None
+                self._restore_auth()
+                raise RayUnavailable(
+                    f"cannot connect to Ray at {where}: {_first_line(error)}"
+                ) from None
             self._connected_here = True
         self._ray = ray
         return ray
@@ -219,7 +230,14 @@ class RayExecutor:
         """Disconnect from the cluster if this executor connected (actors are already gone)."""
         if self._ray is not None and self._connected_here:
             self._ray.shutdown()
+            self._restore_auth()
         self._ray, self._connected_here = None, False
+
+    def _restore_auth(self) -> None:
+        """Leave token mode if this executor turned it on, so the next cluster is asked afresh."""
+        if self._token_mode:
+            restore_driver()
+            self._token_mode = False
 
     def cluster_cpus(self) -> int:
         """Return the whole CPUs the cluster has."""
