@@ -89,7 +89,37 @@ def prepare_output_dir(out: Path) -> None:
         raise UnusableOutput(f"cannot write into --out {str(out)!r}: {reason}") from None
 
 
-class RunStopped(RuntimeError):
+class _PartRun:
+    """What a run that ended part-way kept: the folder, images written of jobs, its manifest.
+
+    Shared by the two ways a run ends early (a system error, an interrupt);
+    each says in `report` why it ended and what to do.
+    """
+
+    def __init__(self, out: Path, written: int, total: int, manifest: Path | None) -> None:
+        self.out = out
+        self.written = written
+        self.total = total
+        self.manifest = manifest
+        super().__init__(self.report())
+
+    def report(self) -> str:
+        """Return the one message a person needs (each kind of early end adds why it ended)."""
+        return self.kept()
+
+    def kept(self) -> str:
+        """Return what the run kept, in words: how many images and where they are listed."""
+        listed = (
+            f"the manifest {self.manifest} lists them"
+            if self.manifest is not None
+            else "the manifest could not be written"
+        )
+        return (
+            f"{self.written} of {self.total} images are written in {self.out} and intact ({listed})"
+        )
+
+
+class RunStopped(_PartRun, RuntimeError):
     """The run stopped on a system error (disk full, permission denied, …) part-way.
 
     Everything written before the error is whole (writes are atomic) and a
@@ -102,27 +132,17 @@ class RunStopped(RuntimeError):
         self, error: OSError, out: Path, written: int, total: int, manifest: Path | None
     ) -> None:
         self.error = error
-        self.out = out
-        self.written = written
-        self.total = total
-        self.manifest = manifest
-        super().__init__(self.report())
+        super().__init__(out, written, total, manifest)
 
     def report(self) -> str:
         """Return the one message a person needs: what failed, what was kept, what to do."""
-        kept = (
-            f"the manifest {self.manifest} lists them"
-            if self.manifest is not None
-            else "the manifest could not be written either"
-        )
         return (
-            f"the run stopped: {describe_os_error(self.error)}. {self.written} of {self.total} "
-            f"images are written in {self.out} and intact ({kept}); free the space or fix the "
-            "permissions, then run the same command again to finish the rest"
+            f"the run stopped: {describe_os_error(self.error)}. {self.kept()}; free the space "
+            "or fix the permissions, then run the same command again to finish the rest"
         )
 
 
-class RunInterrupted(KeyboardInterrupt):
+class RunInterrupted(_PartRun, KeyboardInterrupt):
     """The run was interrupted (SIGINT, Ctrl-C, or SIGTERM) part-way; what was finished is kept.
 
     A `KeyboardInterrupt`, so code that stops on an interrupt still stops. The
@@ -130,23 +150,10 @@ class RunInterrupted(KeyboardInterrupt):
     that could not be written); a re-run skips them and renders the rest.
     """
 
-    def __init__(self, out: Path, written: int, total: int, manifest: Path | None) -> None:
-        self.out = out
-        self.written = written
-        self.total = total
-        self.manifest = manifest
-        super().__init__(self.report())
-
     def report(self) -> str:
         """Return the one message a person needs: what was kept and how to finish."""
-        kept = (
-            f"the manifest {self.manifest} lists them"
-            if self.manifest is not None
-            else "the manifest could not be written"
-        )
         return (
-            f"the run was interrupted: {self.written} of {self.total} images are written in "
-            f"{self.out} and intact ({kept}); run the same command again to finish the rest"
+            f"the run was interrupted: {self.kept()}; run the same command again to finish the rest"
         )
 
 
