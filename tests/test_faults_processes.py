@@ -162,10 +162,12 @@ def test_kill_9_while_rendering_leaves_no_browser_behind(tmp_path: Path) -> None
 def test_kill_9_while_verifying_leaves_no_worker_behind(tmp_path: Path) -> None:
     """Case 11, verify stage: OCR workers (and their tesseract) die with the CLI."""
     cli = _start(tmp_path / "out")
-    # Verification starts once rendering is over: the CLI then forks its OCR workers.
+    # Verification starts once rendering is over: the CLI then forks its two OCR
+    # workers, one after the other, so wait for both before the kill.
     assert wait_until(
-        lambda: any(
-            p.ppid == cli.pid and "itemshot.cli" in p.command for p in descendants(cli.pid)
+        lambda: (
+            sum(p.ppid == cli.pid and "itemshot.cli" in p.command for p in descendants(cli.pid))
+            >= 2
         ),
         timeout=300,
     ), "verification never started"
