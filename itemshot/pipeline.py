@@ -221,22 +221,16 @@ def _run_jobs(
                     if row["status"] == "ok":
                         summary.rendered += 1
                     emit({"event": row["status"], "item_id": result.job.item.id, "row": row})
-        except OSError as error:
+        except (OSError, KeyboardInterrupt) as ended:
+            # A full disk, or Ctrl-C / SIGTERM (the CLI turns it into an interrupt): the
+            # executor has been closed; what was written so far goes in the manifest.
             summary.seconds = time.perf_counter() - started
             finished = _count([r for r in rows if r is not None], summary)
-            raise RunStopped(
-                error, out, summary.rendered + summary.skipped, summary.total,
-                write_outcome(out, finished, summary),
-            ) from error  # fmt: skip
-        except KeyboardInterrupt:
-            # Ctrl-C or SIGTERM (the CLI turns it into this): the executor has been
-            # closed; what was written so far goes in the manifest, as for a full disk.
-            summary.seconds = time.perf_counter() - started
-            finished = _count([r for r in rows if r is not None], summary)
-            raise RunInterrupted(
-                out, summary.rendered + summary.skipped, summary.total,
-                write_outcome(out, finished, summary),
-            ) from None  # fmt: skip
+            kept = (out, summary.rendered + summary.skipped, summary.total)
+            manifest = write_outcome(out, finished, summary)
+            if isinstance(ended, OSError):
+                raise RunStopped(ended, *kept, manifest) from ended
+            raise RunInterrupted(*kept, manifest) from None
         summary.startup_seconds = executor.startup_seconds
     summary.seconds = time.perf_counter() - started
     finished = _count([r for r in rows if r is not None], summary)
