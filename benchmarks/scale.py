@@ -164,15 +164,15 @@ def verify_rates(out: Path, count: int, cpus: int) -> tuple[float, float]:
     """Return verified images/s of the first `count` images: local pool, then Ray tasks."""
     import shutil
 
-    from itemshot.renderer.output import read_jsonl, write_jsonl
+    from itemshot.outputs import read_manifest, write_manifest
     from itemshot.verify import verify_output_set
 
     rates = []
     for use_ray in (False, True):
         copy = Path(tempfile.mkdtemp(prefix="verify-", dir=out.parent))
         shutil.copytree(out, copy, dirs_exist_ok=True)
-        rows = read_jsonl(copy / "manifest.jsonl")[:count]
-        write_jsonl(copy / "manifest.jsonl", rows)
+        rows = read_manifest(copy)[:count]
+        write_manifest(copy, rows)
         if use_ray:
             with ray_executor(cpus) as (_, executor, _):
                 started = time.perf_counter()
@@ -199,12 +199,12 @@ def stage_costs(out: Path, count: int) -> dict[str, float]:
     import json
 
     from itemshot.degradations import capture_layout
-    from itemshot.renderer.output import read_jsonl, write_jsonl
+    from itemshot.outputs import read_manifest, write_manifest
     from itemshot.renderer.presentation import CAPTURES
     from itemshot.renderer.records import Layout
     from itemshot.verify import verify_output_set
 
-    rows = [row for row in read_jsonl(out / "manifest.jsonl") if row.get("image")][:count]
+    rows = [row for row in read_manifest(out) if row.get("image")][:count]
     pages = []
     for row in rows:
         record = json.loads((out / row["layout"]).read_text(encoding="utf-8"))
@@ -215,7 +215,7 @@ def stage_costs(out: Path, count: int) -> dict[str, float]:
         for seed, (image, layout) in enumerate(pages):
             capture_layout(image, layout, preset, "medium", seed)
         costs[f"capture {preset}"] = (_cpu_now() - started) / len(pages)
-    write_jsonl(out / "manifest.jsonl", rows)
+    write_manifest(out, rows)
     started = _cpu_now()
     verify_output_set(out, workers=1, report=False)  # in this process, one tesseract thread
     costs["verify"] = (_cpu_now() - started) / len(rows)

@@ -42,6 +42,7 @@ _TOP_KEYS = {
     "seed",
     "out",
     "groups",
+    "verify",
 }
 _DATASET_KEYS = {"path", "format", "missing_images", "map", "limit", "config", "split"}
 SAMPLE_DATASET = "itemshot:sample"  # a dataset path naming the embedded sample dataset
@@ -86,6 +87,7 @@ class Design:
     out: Path | None = None
     groups: tuple[int, ...] | None = None
     description: str = ""
+    verify: bool = False  # verify the rendered images after the sweep
 
     @property
     def factor_names(self) -> tuple[str, ...]:
@@ -155,6 +157,9 @@ def parse_design(raw: Any, base: Path, source: str = "design") -> Design:
     if out is not None and not isinstance(out, str):
         raise DesignError("out", "must be a folder path", source)
     groups = _groups(raw.get("groups"), design_type, factors, source)
+    verify = raw.get("verify", False)
+    if not isinstance(verify, bool):
+        raise DesignError("verify", f"{verify!r} is not true or false", source)
     return Design(
         name=name,
         dataset=dataset,
@@ -166,6 +171,7 @@ def parse_design(raw: Any, base: Path, source: str = "design") -> Design:
         out=Path(out) if out else None,
         groups=groups,
         description=str(raw.get("description") or ""),
+        verify=verify,
     )
 
 

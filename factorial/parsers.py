@@ -20,7 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+from itemshot.renderer.items import LETTERS
+
 PARSER_NAMES = ("mmmu_pro", "strict")
 
 # Characters the official parser strips from both ends, one after another.

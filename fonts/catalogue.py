@@ -7,16 +7,46 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class FontFace:
-    """One concrete face: family name as fontconfig knows it, CSS weight, package, licence."""
+    """One concrete face: family name as fontconfig knows it, CSS weight, package, licence.
+
+    `draws_as` lists (character, what the face draws instead) for code points
+    the face maps to another character's glyph: Korean faces draw U+005C
+    backslash as the won sign "₩", some Japanese faces draw it as the yen
+    sign "¥" (the JIS and KS legacy code pages). The renderer never sets those
+    characters in that face (see `coverage.resolve_fonts`).
+    """
 
     family: str
     weight: int
     package: str
     licence: str
+    draws_as: tuple[tuple[str, str], ...] = ()
+
+    def misdraws(self, char: str) -> bool:
+        """Return whether this face draws `char` as another character."""
+        return any(source == char for source, _ in self.draws_as)
 
 
 STYLES = ("regular", "bold", "thin", "handwritten", "comic", "serif", "mono")
 SCRIPTS = ("latin", "japanese", "hebrew", "arabic")
+
+# Faces whose glyph for a character is another character's (checked by rendering
+# each face's U+005C and U+007E in tests/test_fonts.py). Nanum Pen Script and
+# NanumBarunpen draw backslash as "₩"; MotoyaLMaru draws it as "¥" and its
+# tilde as a raised small tilde "˜" (U+02DC), above the x-height.
+_NANUM_PEN = FontFace(
+    "Nanum Pen Script", 400, "fonts-nanum-extra", "OFL-1.1", draws_as=(("\\", "₩"),)
+)
+_NANUM_BARUNPEN = FontFace(
+    "NanumBarunpen", 400, "fonts-nanum-extra", "OFL-1.1", draws_as=(("\\", "₩"),)
+)
+_MOTOYA_MARU = FontFace(
+    "MotoyaLMaru",
+    400,
+    "fonts-motoya-l-maruberi",
+    "Apache-2.0",
+    draws_as=(("\\", "¥"), ("~", "˜")),
+)
 
 # Latin and Japanese faces per style role. A stack for text with Japanese in it
 # lists the Japanese face first: some Latin faces (Nanum Pen Script) map CJK
@@ -25,7 +55,7 @@ _LATIN: dict[str, FontFace] = {
     "regular": FontFace("Noto Sans", 400, "fonts-noto-core", "OFL-1.1"),
     "bold": FontFace("Noto Sans", 700, "fonts-noto-core", "OFL-1.1"),
     "thin": FontFace("Noto Sans CJK JP", 300, "fonts-noto-cjk", "OFL-1.1"),
-    "handwritten": FontFace("Nanum Pen Script", 400, "fonts-nanum-extra", "OFL-1.1"),
+    "handwritten": _NANUM_PEN,
     "comic": FontFace("Comic Neue", 400, "fonts-comic-neue", "OFL-1.1"),
     "serif": FontFace("TeX Gyre Termes", 400, "fonts-texgyre", "GUST-Font-License"),
     "mono": FontFace("JetBrains Mono", 400, "fonts-jetbrains-mono", "OFL-1.1"),
@@ -35,7 +65,7 @@ _JAPANESE: dict[str, FontFace] = {
     "bold": FontFace("Noto Sans CJK JP", 700, "fonts-noto-cjk", "OFL-1.1"),
     "thin": FontFace("Noto Sans CJK JP", 300, "fonts-noto-cjk", "OFL-1.1"),
     "handwritten": FontFace("Klee One", 400, "fonts-klee", "OFL-1.1"),
-    "comic": FontFace("MotoyaLMaru", 400, "fonts-motoya-l-maruberi", "Apache-2.0"),
+    "comic": _MOTOYA_MARU,
     "serif": FontFace("Noto Serif CJK JP", 400, "fonts-noto-cjk", "OFL-1.1"),
     "mono": FontFace("Noto Sans Mono CJK JP", 400, "fonts-noto-cjk", "OFL-1.1"),
 }
@@ -108,14 +138,8 @@ LOOKALIKES: dict[str, tuple[str, FontFace]] = {
         "handwritten",
         FontFace("Dancing Script", 400, "fonts-dancingscript", "OFL-1.1"),
     ),
-    "Bradley Hand": (
-        "handwritten",
-        FontFace("NanumBarunpen", 400, "fonts-nanum-extra", "OFL-1.1"),
-    ),
-    "Nanum Pen Script": (
-        "handwritten",
-        FontFace("Nanum Pen Script", 400, "fonts-nanum-extra", "OFL-1.1"),
-    ),
+    "Bradley Hand": ("handwritten", _NANUM_BARUNPEN),
+    "Nanum Pen Script": ("handwritten", _NANUM_PEN),
 }
 # Catalogue keys for `Presentation.font_face`: `auto` (the role's face) or a look-alike.
 FACE_KEYS: dict[str, str] = {name.lower().replace(" ", "_"): name for name in LOOKALIKES}
@@ -135,6 +159,10 @@ class FontChoice:
     fallbacks: tuple[FontFace, ...] = ()
     fallback_chars: dict[str, str] = field(default_factory=dict)
     uncovered: str = ""
+    # Characters of the text the face that would set them draws as another
+    # character (`FontFace.draws_as`), and the faces they are set in instead.
+    avoided: str = ""
+    avoided_faces: tuple[FontFace, ...] = ()
 
     @property
     def families(self) -> tuple[str, ...]:
@@ -149,6 +177,11 @@ class FontChoice:
     def css_stack(self) -> str:
         """Return the CSS font-family value; names come only from this catalogue."""
         names = dict.fromkeys([*self.families, *self.fallback_families])
+        return ", ".join(f'"{family}"' for family in names)
+
+    def avoided_css_stack(self) -> str:
+        """Return the CSS font-family value for the `avoided` characters (empty when none)."""
+        names = dict.fromkeys(face.family for face in self.avoided_faces)
         return ", ".join(f'"{family}"' for family in names)
 
 

@@ -112,7 +112,10 @@ def resolve_fonts(style: str, language: str, text: str, face: str = "auto") -> F
     A character is covered when the first face (in CSS order) whose cmap holds
     it draws it with ink. Characters no face covers go to the role's documented
     fallback chain; each fallback used is recorded with its characters; what
-    even the fallbacks lack is recorded as `uncovered`.
+    even the fallbacks lack is recorded as `uncovered`. A character the face
+    that would set it draws as another character (`FontFace.draws_as`: a
+    backslash drawn as "₩") is `avoided`: set in `avoided_faces`, recorded
+    like a fallback.
     """
     choice = base_faces(
         style, language, face, japanese=has_japanese(text), scripts=rtl_scripts(text)
@@ -121,11 +124,15 @@ def resolve_fonts(style: str, language: str, text: str, face: str = "auto") -> F
     used: dict[str, list[str]] = {}
     fallbacks: list[FontFace] = []
     uncovered: list[str] = []
+    avoided: list[str] = []
     for char in sorted(set(text)):
         if _ignorable(char):
             continue
         stack = (*choice.faces, *fallbacks)
         picked = _first_in_cmap(stack, char)
+        if picked is not None and picked.misdraws(char):
+            avoided.append(char)  # set in a face that draws it as itself (below)
+            continue
         if picked is not None and face_draws(picked, char):
             if picked in fallbacks:
                 used[picked.family].append(char)
@@ -143,9 +150,27 @@ def resolve_fonts(style: str, language: str, text: str, face: str = "auto") -> F
                 break
         else:
             uncovered.append(char)
+    avoided_faces: tuple[FontFace, ...] = ()
+    if avoided:
+        # The page sets these characters in their own stack: every face of the
+        # item's stack and chain that draws none of them as another character.
+        # Whichever face the browser then picks is recorded like a fallback,
+        # so the layout record names every face a character was drawn in.
+        candidates = dict.fromkeys((*choice.faces, *fallbacks, *chain))
+        avoided_faces = tuple(f for f in candidates if not any(f.misdraws(c) for c in avoided))
+        for char in avoided:
+            picked = _first_in_cmap(avoided_faces, char)
+            if picked is None or not face_draws(picked, char):
+                uncovered.append(char)
+                continue
+            if picked not in fallbacks:
+                fallbacks.append(picked)
+            used.setdefault(picked.family, []).append(char)
     return replace(
         choice,
         fallbacks=tuple(fallbacks),
         fallback_chars={family: "".join(chars) for family, chars in used.items()},
         uncovered="".join(uncovered),
+        avoided="".join(avoided),
+        avoided_faces=avoided_faces,
     )

@@ -6,9 +6,15 @@ The public API mirrors the command line:
 - `render(items, out, *, scene=…, capture=…, backend=…, seed=…, workers=…, verify=True)`
 - `capture(image, preset, severity, seed)`
 - `verify(out_or_image, items=None)`
+- `audit(images_dir, items)`
 - `sweep(design, out)`
 - `export(out, to, dest)`
+- `predict(out, model=…, endpoint=…)`
 - `analyze(predictions, sets)`
+
+Results print as one line (`Items(42 items from data.jsonl)`), say how a run
+ended by name (`RunResult.status` is a `RunStatus`, an `IntEnum` whose values
+are the exit statuses), and give their tables as `rows` and `to_pandas()`.
 
 The stages live in subpackages, each with a small public surface:
 `itemshot.renderer` (items, presentations, backends), `itemshot.degradations`
@@ -28,13 +34,20 @@ from itemshot.api import (
     EXIT_SOME_FAILED,
     EXIT_UNVERIFIED,
     EXIT_USAGE,
+    Analysis,
     Items,
     RunResult,
+    RunStatus,
+    SourcesUnavailable,
     SweepRun,
+    VerifyResult,
     analyze,
+    audit,
     capture,
+    estimate,
     export,
     load,
+    predict,
     render,
     sample_dataset,
     sweep,
@@ -66,14 +79,21 @@ __all__ = [
     "EXIT_SOME_FAILED",
     "EXIT_UNVERIFIED",
     "EXIT_USAGE",
+    "Analysis",
     "Items",
     "RunResult",
+    "RunStatus",
+    "SourcesUnavailable",
     "SweepRun",
+    "VerifyResult",
     "__version__",
     "analyze",
+    "audit",
     "capture",
+    "estimate",
     "export",
     "load",
+    "predict",
     "render",
     "sample_dataset",
     "sweep",

@@ -19,8 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from itemshot.executors.base import Executor, JobResult
+from itemshot.outputs import (
+    MANIFEST,
+    SUMMARY,
+    ManifestRow,
+    bytes_sha256,
+    file_sha256,
+    write_manifest,
+    write_summary,
+)
 from itemshot.renderer.jobs import Job, PlanFailure
-from itemshot.renderer.manifest import MANIFEST, SUMMARY, base_row, failure_row
 from itemshot.renderer.output import (
     RunInterrupted,
     RunStopped,
@@ -28,7 +36,6 @@ from itemshot.renderer.output import (
     atomic_write_json,
     remove_stale_temps,
     write_figure_files,
-    write_jsonl,
 )
 from itemshot.renderer.output_lock import hold_output
 
@@ -92,65 +99,75 @@ class RunSummary:
         }
 
 
-def write_outcome(out: Path, rows: Sequence[dict[str, Any]], summary: RunSummary) -> Path | None:
+def write_outcome(out: Path, rows: Sequence[ManifestRow], summary: RunSummary) -> Path | None:
     """Write the manifest and summary; return the manifest path, or None if it could not be written."""
     try:
-        write_jsonl(out / MANIFEST, rows)
-        atomic_write_json(out / SUMMARY, summary.as_dict())
+        path = write_manifest(out, rows)
+        write_summary(out, summary.as_dict())
     except OSError:
         return None
-    return out / MANIFEST
+    return path
 
 
-def finished_row(out: Path, job: Job) -> dict[str, Any] | None:
-    """Return the stored row of a job already done by an earlier run, if it is complete."""
+def finished_row(out: Path, job: Job) -> ManifestRow | None:
+    """Return the stored row of a job already done by an earlier run, if it is complete.
+
+    Its `image_sha256` is the image's on disk now, so a verdict on other bytes
+    is not carried over.
+    """
     sidecar = out / job.sidecar_path
     if not sidecar.is_file():
         return None
     try:
         record = json.loads(sidecar.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+        row = ManifestRow.from_json(record.get("manifest") or {})
+    except (OSError, ValueError, AttributeError):
         return None
-    row = record.get("manifest") or {}
-    images = [row.get("image"), row.get("clean_image")]
+    images = [row.image, row.clean_image]
     if record.get("job_key") != job.key or not all((out / p).is_file() for p in images if p):
         return None
-    return row
+    try:
+        return row.with_image_sha256(file_sha256(out / row.image)) if row.image else row
+    except OSError:
+        return None
 
 
-def write_result(out: Path, result: JobResult) -> dict[str, Any]:
+def write_result(out: Path, result: JobResult) -> ManifestRow:
     """Write one finished job (images first, sidecar last) and return its manifest row."""
     job = result.job
-    row = base_row(job)
+    row = ManifestRow.for_job(job)
     if not result.ok or result.rendered is None or result.image is None:
-        row.update(status="failed", stage="render", error=dict(result.error or {}))
-        return row
+        return row.with_fields(status="failed", stage="render", error=dict(result.error or {}))
     rendered, layout = result.rendered, result.layout
     assert layout is not None
     image_path = job.image_path
+    fields: dict[str, Any] = {}
     if result.capture is not None:
         image_path = job.image_path.removesuffix(".png") + result.suffix
-        row["clean_image"] = job.clean_path
-    row.update(
+        fields["clean_image"] = job.clean_path
+    # The sources travel with the set, so it can be re-verified without the dataset.
+    figure_files = {str(n): path for n, path in write_figure_files(out, job.item).items()}
+    row = row.with_fields(
+        **fields,
         status="ok",
         image=image_path,
+        image_sha256=bytes_sha256(result.image),
         layout=job.sidecar_path,
         width=layout.width,
         height=layout.height,
         font_scale=layout.font_scale,
         fonts_requested=list(layout.fonts_requested),
         placeholders=list(rendered.record.get("placeholders", ())),
+        figure_files=figure_files,
     )
     render_record = {k: v for k, v in rendered.record.items() if k != "placeholders"}
     sidecar = {
         "job_key": job.key,
-        "manifest": row,
+        "manifest": row.to_json(),
         "layout": layout.as_dict(),
         "capture": dict(result.capture) if result.capture is not None else None,
         "render": render_record,
     }
-    # The sources travel with the set, so it can be re-verified without the dataset.
-    row["figure_files"] = {str(n): path for n, path in write_figure_files(out, job.item).items()}
     # Images first, sidecar last: the sidecar's presence marks the job complete.
     if result.capture is not None:
         atomic_write(out / job.clean_path, rendered.image)
@@ -190,19 +207,19 @@ def _run_jobs(
     remove_stale_temps(out)
     summary = RunSummary(total=len(planned))
     started = time.perf_counter()
-    rows: list[dict[str, Any] | None] = [None] * len(planned)
+    rows: list[ManifestRow | None] = [None] * len(planned)
     todo: list[Job] = []
     position: dict[str, int] = {}
     for index, entry in enumerate(planned):
         if isinstance(entry, PlanFailure):
-            rows[index] = failure_row(entry)
-            emit({"event": "failed", "item_id": entry.item_id, "row": rows[index]})
+            failed = rows[index] = ManifestRow.for_plan_failure(entry)
+            emit({"event": "failed", "item_id": entry.item_id, "row": failed.to_json()})
             continue
         done = finished_row(out, entry)
         if done is not None:
             rows[index] = done
             summary.skipped += 1
-            emit({"event": "skipped", "item_id": entry.item.id, "row": done})
+            emit({"event": "skipped", "item_id": entry.item.id, "row": done.to_json()})
         else:
             todo.append(entry)
             position[entry.key] = index
@@ -218,9 +235,9 @@ def _run_jobs(
                 for result in results:
                     row = write_result(out, result)
                     rows[position[result.job.key]] = row
-                    if row["status"] == "ok":
+                    if row.status == "ok":
                         summary.rendered += 1
-                    emit({"event": row["status"], "item_id": result.job.item.id, "row": row})
+                    emit({"event": row.status, "item_id": result.job.item.id, "row": row.to_json()})
         except (OSError, KeyboardInterrupt) as ended:
             # A full disk, or Ctrl-C / SIGTERM (the CLI turns it into an interrupt): the
             # executor has been closed; what was written so far goes in the manifest.
@@ -235,18 +252,18 @@ def _run_jobs(
     summary.seconds = time.perf_counter() - started
     finished = _count([r for r in rows if r is not None], summary)
     try:
-        write_jsonl(out / MANIFEST, finished)
-        atomic_write_json(out / SUMMARY, summary.as_dict())
+        write_manifest(out, finished)
+        write_summary(out, summary.as_dict())
     except OSError as error:
         written = summary.rendered + summary.skipped
         raise RunStopped(error, out, written, summary.total, None) from error
     return summary
 
 
-def _count(finished: list[dict[str, Any]], summary: RunSummary) -> list[dict[str, Any]]:
+def _count(finished: list[ManifestRow], summary: RunSummary) -> list[ManifestRow]:
     """Count the failed rows into the summary; return the rows."""
     for row in finished:
-        if row["status"] != "ok":
+        if row.status != "ok":
             summary.failed += 1
             error = row.get("error") or {}
             summary.failures[error.get("reason", "unknown")] += 1

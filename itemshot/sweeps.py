@@ -11,14 +11,26 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
 
 from itemshot.executors.base import Executor
 from itemshot.factorial.controller import SWEEP_SUMMARY, SweepPlan, manifest_rows, sweep_record
+from itemshot.outputs import (
+    RENDER_FIELDS,
+    manifest_path,
+    read_manifest,
+    with_earlier,
+    write_manifest,
+)
 from itemshot.pipeline import RunSettings, RunSummary, run_jobs
-from itemshot.renderer.manifest import MANIFEST
-from itemshot.renderer.output import atomic_write_json, read_jsonl, write_jsonl
+from itemshot.renderer.output import atomic_write_json
 from itemshot.renderer.output_lock import hold_output
+
+if TYPE_CHECKING:
+    from itemshot.executors.select import ExecutorChoice
+    from itemshot.results import SweepRun
 
 
 @dataclass
@@ -68,10 +80,16 @@ def _run_sweep(
     executor: Executor | None,
 ) -> SweepResult:
     started = time.perf_counter()
+    # The rows before this run: the render below rewrites the manifest with its rows only.
+    earlier = read_manifest(out) if manifest_path(out).is_file() else []
     summary = run_jobs(plan.jobs, out, settings, on_event, executor=executor)
-    rendered = {row["job_key"]: row for row in read_jsonl(out / MANIFEST) if row.get("job_key")}
+    # The render rows as the pipeline merged them (verdicts on unchanged images kept).
+    current = read_manifest(out)
+    rendered = {row.job_key: row.to_json() for row in current if row.job_key}
     rows = manifest_rows(plan, rendered, out)
-    write_jsonl(out / MANIFEST, rows)
+    # The sweep also owns its factor columns: a level a design no longer has is not kept.
+    owns = RENDER_FIELDS | set(plan.design.factor_names)
+    write_manifest(out, rows, owns=owns, base=with_earlier(current, earlier))
     result = SweepResult(render=summary, rows=len(rows))
     result.text_rows = sum(
         1 for planned in plan.rows if planned.job is None and planned.error is None
@@ -81,3 +99,84 @@ def _run_sweep(
     result.seconds = time.perf_counter() - started
     atomic_write_json(out / SWEEP_SUMMARY, sweep_record(plan, result.as_dict()))
     return result
+
+
+def sweep_design(
+    design: str | Path,
+    out: str | Path | None = None,
+    *,
+    dataset: str | Path | None = None,
+    limit: int | None = None,
+    config: str | None = None,
+    split: str | None = None,
+    workers: int = 2,
+    verify: bool | None = None,
+    progress: bool = True,
+    executor: ExecutorChoice = None,
+    address: str | None = None,
+    console: Console | None = None,
+) -> SweepRun:
+    """Run a factorial design file end to end: plan, check balance, render, write the manifest.
+
+    The design is read and its dataset loaded (`dataset`, `config`, `split`
+    and `limit` override its own); the plan's balance report and the design
+    go into the folder beside the manifest. With `verify` (None: the design's
+    `verify`), every image is then checked against its source item as its
+    condition shows it, and the verdicts go into the manifest.
+    """
+    from itemshot.executors.select import open_executor
+    from itemshot.factorial.balance import balance_report
+    from itemshot.factorial.controller import describe_plan, load_items, plan_sweep
+    from itemshot.factorial.design import load_design, with_dataset
+    from itemshot.progress import progress_bar
+    from itemshot.renderer.output import atomic_write
+    from itemshot.results import SweepRun
+    from itemshot.verifying import verify_set
+
+    design_path = Path(design)
+    loaded = load_design(design_path)
+    if dataset is not None:
+        loaded = with_dataset(loaded, dataset)
+    items = load_items(loaded, limit, config=config, split=split)
+    folder = Path(out) if out is not None else loaded.out or Path("sweeps") / loaded.name
+    plan = plan_sweep(loaded, items)
+    report = balance_report(loaded.type, loaded.factors, plan.cells, loaded.seed)
+    counts = describe_plan(plan)
+    console = console or Console(stderr=True, quiet=not progress)
+    audit = None
+    with (
+        hold_output(folder, "sweep"),  # one run per folder, taken before anything is written
+        open_executor(executor, address=address, workers=workers) as chosen,
+    ):
+        with progress_bar(console, counts["render_jobs"], "sweep", hidden=not progress) as step:
+            atomic_write(folder / "design.yaml", design_path.read_bytes())
+            atomic_write_json(folder / "balance.json", report.as_dict())
+            result = run_sweep(
+                plan,
+                folder,
+                RunSettings(workers=max(1, workers)),
+                lambda _event: step(),
+                executor=chosen,
+            )
+        checking = loaded.verify if verify is None else verify
+        if checking and result.render.rendered + result.render.skipped > 0:
+            audit = verify_set(
+                folder,
+                items.entries,
+                workers=workers,
+                progress=progress,
+                console=console,
+                executor=chosen,
+            )
+    return SweepRun(
+        folder,
+        counts,
+        len(plan.cells),
+        len(plan.inconsistencies),
+        report,
+        result,
+        loaded.name,
+        loaded.type,
+        rows=tuple(row.to_json() for row in read_manifest(folder)),
+        audit=audit,
+    )

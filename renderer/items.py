@@ -50,6 +50,13 @@ class Figure:
     source: str
     normalised: tuple[str, ...] = ()
 
+    def __repr__(self) -> str:
+        """Return one line: number, type, size and source, never the bytes."""
+        return (
+            f"Figure({self.number}, {self.mime} {self.width}×{self.height}, "
+            f"{len(self.data):,} bytes from {self.source!r})"
+        )
+
     @property
     def sha256(self) -> str:
         """Return the hex digest of the figure bytes."""
@@ -77,6 +84,17 @@ class Item:
     language: str = "en"
     missing_figures: tuple[int, ...] = ()
     meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        """Return one line: id, the stem's start, options, answer and figures."""
+        stem = " ".join(self.question.split())
+        stem = stem if len(stem) <= 60 else stem[:59] + "…"
+        figures = f", {len(self.figures)} figures" if self.figures else ""
+        return (
+            f"Item({self.id!r}, {stem!r}, {len(self.options)} options, "
+            f"answer {LETTERS[self.answer] if 0 <= self.answer < len(LETTERS) else self.answer}"
+            f"{figures})"
+        )
 
     @property
     def answer_letter(self) -> str:

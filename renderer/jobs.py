@@ -12,7 +12,9 @@ from itemshot.renderer.presentation import Presentation, PresentationError, Pres
 from itemshot.renderer.seeds import canonical_json, derive_seed, stable_hash
 
 # Bump when a change to templates or backend changes the pixels of existing jobs.
-RENDERER_VERSION = "2"  # 2: seamless (periodic) scene texture tiles
+RENDERER_VERSION = "3"  # 2: seamless (periodic) scene texture tiles
+# 3: `$…$` with spaces inside, undelimited formulas and `\$` typeset or shown as
+# dollars; characters a face draws as another character set in another face
 
 
 FIGURE_MODES = ("show", "placeholder", "omit")
@@ -128,9 +130,15 @@ def plan(requests: Sequence[JobRequest | ItemError], run_seed: int) -> list[Job 
     """Return jobs (and failures) in request order, without duplicate keys."""
     planned: list[Job | PlanFailure] = []
     seen: set[str] = set()
-    for request in requests:
+    for position, request in enumerate(requests, start=1):
         if isinstance(request, ItemError):
             planned.append(PlanFailure(request.item_id, {}, request))
+            continue
+        if not isinstance(request, JobRequest):
+            # Judged one by one: a stray item or row costs itself, wherever it stands.
+            what = type(request).__name__
+            error = ItemError(f"#{position}", "request", f"entry {position} is a {what}")
+            planned.append(PlanFailure(error.item_id, {}, error))
             continue
         try:
             job = make_job(request, run_seed)

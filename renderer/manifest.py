@@ -1,45 +1,22 @@
-"""The rows of an output set's manifest: the fields every job has, and load failures.
+"""The manifest's file name and the row of a request that never became a job, for older imports.
 
-Every backend and executor writes the same rows, so an output folder looks
-the same whatever made its images.
+The manifest row is `itemshot.outputs.ManifestRow` and its files are read and
+written by `itemshot.outputs` only. Two modules of `itemshot.factorial` still
+import these names from here (the renderer may not import `itemshot.outputs`);
+this module goes once they import `itemshot.outputs` instead.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from itemshot.renderer.jobs import Job, PlanFailure
+from itemshot.renderer.jobs import PlanFailure
 
 MANIFEST = "manifest.jsonl"
-SUMMARY = "summary.json"
-
-
-def base_row(job: Job, backend: str = "chromium") -> dict[str, Any]:
-    """Return the manifest fields every row of a job has, rendered or not."""
-    item = job.item
-    return {
-        "item_id": item.id,
-        "job_key": job.key,
-        "seed": job.seed,
-        "condition": dict(job.condition),
-        "content": job.content.as_dict(),
-        "question": item.question,
-        "options": list(item.options),
-        "answer": item.answer_letter,
-        "n_options": len(item.options),
-        "subject": item.subject,
-        "language": item.language,
-        "presentation": job.presentation.as_dict(),
-        "backend": backend,
-        "image": None,
-        "layout": None,
-        "status": "pending",
-        "error": None,
-    }
 
 
 def failure_row(failure: PlanFailure) -> dict[str, Any]:
-    """Return the manifest row of a request that never became a job."""
+    """Return the manifest row of a request that never became a job (as `ManifestRow`'s)."""
     return {
         "item_id": failure.item_id,
         "condition": dict(failure.condition),

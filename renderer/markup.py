@@ -7,9 +7,10 @@ so untrusted text can only ever appear as literal characters on the page.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from itemshot.renderer.items import IMAGE_TAG
+from itemshot.renderer.tex_commands import known_commands
 
 
 @dataclass(frozen=True)
@@ -21,10 +22,19 @@ class Text:
 
 @dataclass(frozen=True)
 class Math:
-    """A formula in LaTeX; `display` for `$$…$$` / `\\[…\\]`."""
+    """A formula in LaTeX; `display` for `$$…$$` / `\\[…\\]`; `form`, how the text wrote it.
+
+    `form` is one of FORMS; it is provenance only (two formulas with the same
+    LaTeX and display are equal however they were written).
+    """
 
     latex: str
     display: bool
+    form: str = field(default="$…$", compare=False)
+
+
+# How item text writes a formula (see `_delimited` and `_undelimited`).
+FORMS = ("$…$", "$…$ spaced", "$$…$$", "\\[…\\]", "\\(…\\)", "undelimited")
 
 
 @dataclass(frozen=True)
@@ -72,30 +82,235 @@ def blocked_commands(latex: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-# Display math first so `$$` is never read as two empty `$` spans. Inline `$…$`
-# follows pandoc's rule: no space just inside the dollars, and no digit right
-# after the closing one, so "costs $5 and $10" stays text.
-_MATH = re.compile(
-    r"\$\$(?P<dd>.+?)\$\$"
-    r"|\\\[(?P<bd>.+?)\\\]"
-    r"|\\\((?P<bi>.+?)\\\)"
-    r"|(?<![\\$])\$(?P<di>[^\s$](?:[^$]*?[^\s\\$])?)\$(?!\d)",
-    re.DOTALL,
-)
+# How item text writes formulas (counts over the 1,730 MMMU-Pro mix items'
+# question and option texts are in benchmarks/raw_latex.py):
+# - `$…$` inline, by pandoc's rule: no space just inside the dollars and no
+#   digit right after the closing one, so "costs $5 and $10" stays text;
+# - `$…$` with a space just inside (`$\mu $`, `$ L_{1} $`, MMMU-Pro's usual
+#   form), accepted when its content is plainly TeX (a command, `^`, `_` or a
+#   brace, and no run of prose words) or a single token; plainly TeX content
+#   may also be followed by a digit (MMMU-Pro writes `$\beta $0` for β0);
+# - `$$…$$` and `\[…\]` display, `\(…\)` inline;
+# - no delimiters at all (`1.2\phase{-37.8} V`): a run of formula-like words
+#   around a command KaTeX defines (see `_undelimited`).
+# `\$` is a literal dollar, never a delimiter, and shows as `$`.
+_DIGIT = re.compile(r"\d")
+_TEX_MARK = re.compile(r"[\\^_{}]")
+_SPACE = re.compile(r"\s")
+_BRACED = re.compile(r"\{[^{}]*\}")
+_PROSE = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}\s+[A-Za-z]{3,}(?![A-Za-z])")
+
+
+def _unescaped_dollar(text: str, start: int) -> int:
+    """Return the index of the first `$` at or after `start` that is not `\\$`, or -1."""
+    index = start
+    while index < len(text):
+        char = text[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "$":
+            return index
+        index += 1
+    return -1
+
+
+def _is_inline(content: str, after: str) -> bool:
+    """Return whether `$content$`, followed by the character `after`, is a formula."""
+    latex = content.strip()
+    if not latex:
+        return False
+    tex = bool(_TEX_MARK.search(latex)) and not _PROSE.search(_BRACED.sub(" ", latex))
+    if _DIGIT.match(after) and not tex:
+        return False  # "$5 and $10": the second dollar starts an amount (`$\beta $0` is TeX)
+    if latex == content or tex:
+        return True
+    return not _SPACE.search(latex)
+
+
+def _delimited(text: str) -> list[tuple[int, int, Math]]:
+    """Return (start, end, formula) of every delimited formula in `text`, in order."""
+    found: list[tuple[int, int, Math]] = []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\":
+            pair = text[index : index + 2]
+            if pair in ("\\(", "\\["):
+                close = text.find("\\)" if pair == "\\(" else "\\]", index + 2)
+                latex = text[index + 2 : close].strip() if close != -1 else ""
+                if latex:
+                    form = "\\[…\\]" if pair == "\\[" else "\\(…\\)"
+                    found.append((index, close + 2, Math(latex, pair == "\\[", form)))
+                    index = close + 2
+                    continue
+            index += 2  # an escaped character (`\$` among them) never opens a formula
+            continue
+        if char != "$":
+            index += 1
+            continue
+        if text.startswith("$$", index):
+            close = text.find("$$", index + 2)
+            latex = text[index + 2 : close].strip() if close != -1 else ""
+            if latex:
+                found.append((index, close + 2, Math(latex, True, "$$…$$")))
+                index = close + 2
+            else:
+                index += 2  # `$$` never opens an inline formula
+            continue
+        close = _unescaped_dollar(text, index + 1)
+        if close == -1:
+            break
+        content = text[index + 1 : close]
+        if _is_inline(content, text[close + 1 : close + 2]):
+            form = "$…$" if content.strip() == content else "$…$ spaced"
+            found.append((index, close + 1, Math(content.strip(), False, form)))
+            index = close + 1
+        else:
+            index = close  # the closing dollar may open the next formula
+    return found
 
 
 def parse_inline(text: str) -> list[Segment]:
     """Return the segments of one piece of text, in order."""
     segments: list[Segment] = []
     position = 0
-    for match in _MATH.finditer(text):
-        segments.extend(_split_figure_refs(text[position : match.start()]))
-        display = match.group("dd") is not None or match.group("bd") is not None
-        latex = next(g for g in match.group("dd", "bd", "bi", "di") if g is not None)
-        segments.append(Math(latex.strip(), display))
-        position = match.end()
-    segments.extend(_split_figure_refs(text[position:]))
+    for start, end, formula in _delimited(text):
+        segments.extend(_text_segments(text[position:start]))
+        segments.append(formula)
+        position = end
+    segments.extend(_text_segments(text[position:]))
     return [s for s in segments if not (isinstance(s, Text) and not s.text)]
+
+
+def _text_segments(text: str) -> list[Segment]:
+    """Return the segments of text outside delimiters: figure tags, bare formulas, literals."""
+    segments: list[Segment] = []
+    for segment in _split_figure_refs(text):
+        if isinstance(segment, Text):
+            segments.extend(_undelimited(segment.text))
+        else:
+            segments.append(segment)
+    return segments
+
+
+# Words a formula may hold outside commands: function names and single letters.
+FUNCTION_NAMES = frozenset(
+    [
+        "sin",
+        "cos",
+        "tan",
+        "cot",
+        "sec",
+        "csc",
+        "sinh",
+        "cosh",
+        "tanh",
+        "arcsin",
+        "arccos",
+        "arctan",
+        "log",
+        "ln",
+        "lg",
+        "exp",
+        "lim",
+        "max",
+        "min",
+        "det",
+        "arg",
+        "deg",
+        "mod",
+    ]
+)
+# A word is a run of characters between spaces; CJK characters separate words
+# too (Japanese writes no spaces), so a formula never swallows a sentence.
+_WORD = re.compile(r"[^\s\u3000-\u30ff\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]+")
+_COMMAND_NAME = re.compile(r"\\([A-Za-z]+)")
+_LETTERS = re.compile(r"[A-Za-z]+")
+_ONLY_LETTERS = re.compile(r"[A-Za-z]+[.,;:]?")
+_TRAILING_PUNCTUATION = re.compile(r"[.,;:]+$")
+
+
+def _has_known_command(word: str) -> bool:
+    """Return whether a word holds a command KaTeX defines and no dollar.
+
+    A word with a dollar in it has an unclosed `$`: a broken delimiter, left as
+    text for the page check to report, not a formula.
+    """
+    known = known_commands()
+    return "$" not in word and any(m.group(1) in known for m in _COMMAND_NAME.finditer(word))
+
+
+def _formula_word(word: str) -> bool:
+    """Return whether a word next to a command belongs to its formula (not to the prose)."""
+    if "$" in word:
+        return False
+    if _ONLY_LETTERS.fullmatch(word):
+        letters = word.rstrip(".,;:")
+        return len(letters) == 1 or letters in FUNCTION_NAMES
+    for match in _LETTERS.finditer(word):
+        after_backslash = match.start() > 0 and word[match.start() - 1] == "\\"
+        if len(match.group()) >= 3 and not after_backslash and match.group() not in FUNCTION_NAMES:
+            return False  # a prose word or a unit glued on ("Mrad/s.")
+    return True
+
+
+def _balanced(latex: str) -> bool:
+    depth = 0
+    for char in re.sub(r"\\[{}]", "", latex):
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _undelimited(text: str) -> list[Segment]:
+    """Return `text` with its undelimited formulas as Math, the rest as literal Text.
+
+    A formula is a command KaTeX defines and the formula-like words around it
+    (numbers, operators, single letters, function names, other commands),
+    joined by spaces; prose words end it. A run whose braces do not balance is
+    left as text (the page check then fails the render instead of showing it).
+    """
+    if "\\" not in text:
+        return [Text(_unescape(text))]
+    words = list(_WORD.finditer(text))
+    runs: list[tuple[int, int]] = []
+    for index, word in enumerate(words):
+        if (runs and index <= runs[-1][1]) or not _has_known_command(word.group()):
+            continue
+        first = last = index
+        while first > 0 and _joined(text, words[first - 1], words[first]):
+            if not _formula_word(words[first - 1].group()):
+                break
+            first -= 1
+        while last + 1 < len(words) and _joined(text, words[last], words[last + 1]):
+            if not _formula_word(words[last + 1].group()):
+                break
+            last += 1
+        runs.append((first, last))
+    segments: list[Segment] = []
+    position = 0
+    for first, last in runs:
+        start, end = words[first].start(), words[last].end()
+        latex = _TRAILING_PUNCTUATION.sub("", text[start:end])
+        if not latex or not _balanced(latex):
+            continue
+        segments.append(Text(_unescape(text[position:start])))
+        segments.append(Math(latex, False, "undelimited"))
+        position = start + len(latex)
+    segments.append(Text(_unescape(text[position:])))
+    return segments
+
+
+def _joined(text: str, left: re.Match[str], right: re.Match[str]) -> bool:
+    """Return whether two words are separated by spaces only (not by CJK text)."""
+    return text[left.end() : right.start()].isspace()
+
+
+def _unescape(text: str) -> str:
+    """Return literal text as it reads: LaTeX's escaped dollar `\\$` is a dollar."""
+    return text.replace("\\$", "$")
 
 
 def _split_figure_refs(text: str) -> list[Segment]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -23,12 +24,40 @@ def temp_prefix() -> str:
     return f"{TEMP_PREFIX}{os.getpid()}-"
 
 
+_umask_guard = threading.Lock()
+
+
+def file_mode() -> int:
+    """Return the mode a new file gets under this process's umask (`0o666 & ~umask`).
+
+    Temp files are created 0600; set this before the rename so an output file
+    has the user's normal permissions. The umask is read from /proc where the
+    system has it; elsewhere it is read by setting and restoring it, under a
+    lock, since that briefly changes it for the whole process.
+    """
+    try:
+        with open("/proc/self/status", encoding="utf-8", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _umask_guard:
+        mask = os.umask(0o077)
+        os.umask(mask)
+    return 0o666 & ~mask
+
+
 def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to `path` through a temp file and a rename, so no reader sees half a file."""
+    """Write `data` to `path` through a temp file and a rename, so no reader sees half a file.
+
+    The file gets the user's normal mode (`file_mode`), not the temp file's 0600.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(prefix=temp_prefix(), dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as stream:
+            os.fchmod(stream.fileno(), file_mode())
             stream.write(data)
         os.replace(temp, path)
     except OSError as error:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -206,16 +207,17 @@ def build_page(
         "css_height": height,
         "orientation": "landscape" if width > height else "portrait",
         "font_stack": Markup(fonts.css_stack()),  # catalogue names only, never item text
+        "avoided_stack": Markup(fonts.avoided_css_stack()),  # the same; empty when none
         "font_weight": fonts.weight,
         "font_size": presentation.font_size,
         "margin": presentation.margin,
         "color": Markup(color),  # validated enum or #rrggbb
         "texture": texture,  # a served texture file name or empty
-        "blocks": [_segment_views(b, words, direction) for b in blocks],
+        "blocks": [_segment_views(b, words, direction, fonts.avoided) for b in blocks],
         "options": [
             {
                 **o,
-                "segments": _views(o["segments"], words),
+                "segments": _views(o["segments"], words, fonts.avoided),
                 "dir": _dir(text_direction(o["segments"], direction), direction),
             }
             for o in options
@@ -356,11 +358,11 @@ def _option_columns(options: list[dict[str, Any]], grid: bool, width: int) -> in
     return 1
 
 
-def _views(segments: list[Segment], words: dict[str, str]) -> list[dict[str, Any]]:
+def _views(segments: list[Segment], words: dict[str, str], avoided: str) -> list[dict[str, Any]]:
     views: list[dict[str, Any]] = []
     for segment in segments:
         if isinstance(segment, Text):
-            views.append({"kind": "text", "text": segment.text})
+            views += _text_views(segment.text, avoided)
         elif isinstance(segment, Math):
             views.append({"kind": "math", "latex": segment.latex, "display": segment.display})
         else:
@@ -368,12 +370,27 @@ def _views(segments: list[Segment], words: dict[str, str]) -> list[dict[str, Any
     return views
 
 
-def _segment_views(block: dict[str, Any], words: dict[str, str], direction: str) -> dict[str, Any]:
+def _text_views(text: str, avoided: str) -> list[dict[str, Any]]:
+    """Return the spans of a literal text: runs of `avoided` characters apart (`glyph`).
+
+    Those characters are drawn as another character by the face that would set
+    them (a backslash as "₩"); their own spans are set in the faces that draw
+    them as themselves (see `FontChoice.avoided`).
+    """
+    if not avoided or not any(char in avoided for char in text):
+        return [{"kind": "text", "text": text, "glyph": False}]
+    runs = re.split(f"([{re.escape(avoided)}]+)", text)
+    return [{"kind": "text", "text": run, "glyph": run[0] in avoided} for run in runs if run]
+
+
+def _segment_views(
+    block: dict[str, Any], words: dict[str, str], direction: str, avoided: str
+) -> dict[str, Any]:
     if block["kind"] != "text":
         return block
     return {
         **block,
-        "paragraphs": [_views(p, words) for p in block["paragraphs"]],
+        "paragraphs": [_views(p, words, avoided) for p in block["paragraphs"]],
         "dir": _dir(direction, direction),
         "paragraph_dirs": [
             _dir(text_direction(p, direction), direction) for p in block["paragraphs"]

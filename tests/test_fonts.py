@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
+from PIL import ImageFont
 
-from itemshot.fonts.catalogue import FACE_KEYS, LOOKALIKES, STYLES, all_faces, base_faces
+from itemshot.fonts.catalogue import (
+    FACE_KEYS,
+    LOOKALIKES,
+    STYLES,
+    FontFace,
+    all_faces,
+    base_faces,
+)
 from itemshot.fonts.coverage import FontMissing, face_draws, font_file, resolve_fonts
 
 README = Path(__file__).resolve().parents[1] / "fonts" / "README.md"
@@ -64,3 +73,56 @@ def test_lookalike_keys_cover_every_mmmu_pro_family() -> None:
     assert set(FACE_KEYS.values()) == set(LOOKALIKES)
     choice = resolve_fonts("regular", "en", "x", face="palatino_linotype")
     assert choice.families == ("TeX Gyre Pagella",)
+
+
+def _ink(face: FontFace, char: str) -> tuple[np.ndarray, tuple[int, int, int, int]]:
+    """Return the glyph's ink mask at 200 px and its box relative to the baseline."""
+    path, index = font_file(face.family, face.weight)
+    font = ImageFont.truetype(path, 200, index=index)
+    mask = font.getmask(char, mode="L")
+    ink = np.asarray(mask, dtype=np.uint8).reshape(mask.size[1], mask.size[0]) > 127
+    return ink, font.getbbox(char, anchor="ls")
+
+
+def _draws_as_itself(face: FontFace, char: str) -> bool:
+    """Return whether the face's glyph for a backslash or a tilde looks like one.
+
+    A backslash is one stroke from top left to bottom right (its ink's x and y
+    correlate; "₩" and "¥" do not). A tilde sits below the x-height; a raised
+    small tilde "˜" or an overline sits above it.
+    """
+    if char == "\\":
+        ys, xs = np.nonzero(_ink(face, char)[0])
+        return float(np.corrcoef(xs, ys)[0, 1]) > 0.6
+    _, (_, top, _, bottom) = _ink(face, char)
+    _, (_, x_top, _, _) = _ink(face, "x")
+    return -(top + bottom) / 2 < 0.6 * -x_top
+
+
+def test_the_catalogue_knows_which_faces_draw_backslash_or_tilde_as_another_character() -> None:
+    checked = 0
+    for face in all_faces():
+        for char in ("\\", "~"):
+            if not face_draws(face, char):
+                continue  # the face has no such glyph: the browser never uses it for one
+            assert face.misdraws(char) == (not _draws_as_itself(face, char)), (face.family, char)
+            checked += 1
+    assert checked >= 40
+    known = {face.family: dict(face.draws_as) for face in all_faces() if face.draws_as}
+    assert known == {
+        "Nanum Pen Script": {"\\": "₩"},
+        "NanumBarunpen": {"\\": "₩"},
+        "MotoyaLMaru": {"\\": "¥", "~": "˜"},
+    }
+
+
+def test_characters_a_face_misdraws_are_set_in_a_face_that_draws_them() -> None:
+    handwritten = resolve_fonts("handwritten", "en", "86°43\\25.9' and a~b")
+    assert handwritten.avoided == "\\"
+    assert handwritten.fallback_chars == {"DejaVu Sans": "\\"}
+    assert not any(face.misdraws("\\") for face in handwritten.avoided_faces)
+    assert handwritten.avoided_css_stack().startswith('"DejaVu Sans"')
+    comic_ja = resolve_fonts("comic", "ja", "角度 a\\b ~ c")
+    assert comic_ja.families == ("MotoyaLMaru", "Comic Neue")
+    assert comic_ja.avoided == "\\~" and comic_ja.fallback_chars == {"Comic Neue": "\\~"}
+    assert resolve_fonts("regular", "en", "a\\b ~ c").avoided == ""

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from itemshot.fonts.catalogue import FACE_KEYS, LOOKALIKES
+from itemshot.outputs import MANIFEST
 from itemshot.renderer.adapters import load_dataset
 from itemshot.renderer.items import Item
-from itemshot.renderer.manifest import MANIFEST
 from itemshot.renderer.presentation import SCENE_COLORS
 from itemshot.renderer.presets import (
     CAPTURE_PRESETS,

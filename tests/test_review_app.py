@@ -9,6 +9,7 @@ The queue and item screenshots in the README are taken here.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterator
@@ -188,6 +189,9 @@ def test_keyboard_review_restart_and_export(
     assert manifest[third]["image"] == new_image
     assert manifest[third]["previous_images"] == [images[third]]
     assert manifest[third]["regeneration"]["seed"] != rows[third]["seed"]
+    # The row names the bytes of the image it now shows, and its verdict is about them.
+    digest = hashlib.sha256((rendered / new_image).read_bytes()).hexdigest()
+    assert manifest[third]["image_sha256"] == digest == manifest[third]["verify"]["image_sha256"]
 
     # A restart keeps the decisions, and the queue resumes at the first image still to
     # review (queue order: verifier failures first, then manifest order).

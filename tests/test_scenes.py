@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from itemshot.outputs import MANIFEST
 from itemshot.pipeline import RunSettings, run_jobs
 from itemshot.renderer.adapters import load_dataset
 from itemshot.renderer.jobs import JobRequest, plan
-from itemshot.renderer.manifest import MANIFEST
 from itemshot.renderer.presentation import (
     ASPECTS,
     FONT_STYLES,

@@ -5,15 +5,22 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from itemshot.outputs import (
+    VERDICT_FIELDS,
+    VERDICT_OWNER,
+    ManifestRow,
+    file_sha256,
+    read_manifest,
+    write_manifest,
+)
 from itemshot.renderer.adapters.figures import FigureProblem, decode_figure
 from itemshot.renderer.items import LETTERS, Item, relative_to_root
-from itemshot.renderer.manifest import MANIFEST
-from itemshot.renderer.output import atomic_write_json, read_jsonl, write_jsonl
+from itemshot.renderer.output import atomic_write_json
 from itemshot.renderer.output_lock import hold_output
 from itemshot.renderer.records import Layout
 from itemshot.verify.images import load_rgb
@@ -70,7 +77,7 @@ class _Task:
     thresholds: Thresholds
 
 
-def item_from_row(row: dict[str, Any], out: Path | None = None) -> Item:
+def item_from_row(row: Mapping[str, Any], out: Path | None = None) -> Item:
     """Rebuild an item from its manifest row, with the figure files the set carries."""
     answer = row.get("answer") or "A"
     figures = {}
@@ -123,10 +130,7 @@ def _short(reason: Reason) -> Reason:
     return Reason(reason.code, reason.region, reason.detail[:200])
 
 
-VERDICT_FIELDS = ("verdict", "verify")
-
-
-def invalidate_verdicts(out: Path, rows: list[dict[str, Any]], indices: list[int]) -> None:
+def invalidate_verdicts(out: Path, rows: list[ManifestRow], indices: list[int]) -> None:
     """Remove the earlier verdicts of the rows about to be verified (and the old reports).
 
     Written before any image is verified, so that an interrupted or failed
@@ -134,12 +138,11 @@ def invalidate_verdicts(out: Path, rows: list[dict[str, Any]], indices: list[int
     for pixels that may since have changed. Rows this run does not verify
     (images without a layout record, audited whole) keep theirs.
     """
-    stale = [rows[i] for i in indices if any(key in rows[i] for key in VERDICT_FIELDS)]
-    for row in stale:
-        for key in VERDICT_FIELDS:
-            row.pop(key, None)
+    stale = [i for i in indices if any(key in rows[i] for key in VERDICT_FIELDS)]
+    for index in stale:
+        rows[index] = rows[index].without_verdict()
     if stale:
-        write_jsonl(out / MANIFEST, rows)
+        write_manifest(out, rows, owns=VERDICT_OWNER)
     for report in ("audit.json", "audit.html"):
         (out / report).unlink(missing_ok=True)
 
@@ -153,6 +156,7 @@ def verify_output_set(
     on_progress: Callable[[], None] | None = None,
     report: bool = True,
     map_tasks: Callable[..., list[Any]] | None = None,
+    item_for: Callable[[Mapping[str, Any]], Item] | None = None,
 ) -> AuditSummary:
     """Verify every rendered image of an output set; write verdicts, audit.json and audit.html.
 
@@ -163,32 +167,45 @@ def verify_output_set(
     `map_tasks` runs the per-image checks (default: `pool.run_all`, this
     machine's processes); an executor passes its own, with the same contract.
     The folder is held while its manifest is read and rewritten (`FolderBusy`
-    when another run is writing into it).
+    when another run is writing into it). `item_for` (a row → the item its
+    image must show), when given, replaces `items` and the rows' own text.
     """
     out = Path(out)
     thresholds = thresholds or DEFAULT_THRESHOLDS
     started = time.perf_counter()
     with hold_output(out, "verify", create=False):
-        rows = read_jsonl(out / MANIFEST)
+        rows = read_manifest(out)
         by_id = {item.id: item for item in items or ()}
         tasks: list[_Task] = []
         indices: list[int] = []
         for index, row in enumerate(rows):
             if row.get("status") != "ok" or not row.get("image") or not row.get("layout"):
                 continue
-            item = by_id.get(str(row["item_id"])) or item_from_row(row, out)
+            if item_for is not None:
+                item = item_for(row)
+            else:
+                item = by_id.get(str(row["item_id"])) or item_from_row(row, out)
             tasks.append(
                 _Task(out / row["image"], out / row["layout"], item, row["image"], thresholds)
             )
             indices.append(index)
         invalidate_verdicts(out, rows, indices)
+        # The bytes each verdict is about: a later run keeps it only while they are the same.
+        digests = [_digest(task.image) for task in tasks]
         verdicts = (map_tasks or run_all)(_verify_task, tasks, workers, on_progress)
-        for index, result in zip(indices, verdicts, strict=True):
-            rows[index]["verdict"] = "pass" if result.passed else "fail"
-            rows[index]["verify"] = verify_field(result, thresholds)
-        write_jsonl(out / MANIFEST, rows)
+        for index, result, digest in zip(indices, verdicts, digests, strict=True):
+            record = verify_field(result, thresholds)
+            rows[index] = rows[index].with_verdict(result.passed, record, digest)
+        write_manifest(out, rows, owns=VERDICT_OWNER)
         seconds = time.perf_counter() - started
         return summarise(verdicts, out, thresholds, seconds, rows=rows, report=report)
+
+
+def _digest(image: Path) -> str | None:
+    try:
+        return file_sha256(image)
+    except OSError:
+        return None  # unreadable: its verdict says so, and is bound to no bytes
 
 
 def verify_field(result: Verdict, thresholds: Thresholds) -> dict[str, Any]:
@@ -211,7 +228,7 @@ def summarise(
     thresholds: Thresholds,
     seconds: float,
     *,
-    rows: list[dict[str, Any]] | None = None,
+    rows: list[ManifestRow] | None = None,
     sources: dict[str, dict[str, Any]] | None = None,
     report: bool = True,
 ) -> AuditSummary:

@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+from itemshot.outputs import MANIFEST
 from itemshot.renderer.adapters import Dataset
 from itemshot.renderer.items import Item, ItemError
 
@@ -52,7 +53,8 @@ def pair_images(
     if match == "order":
         return [(f, entries[i] if i < len(entries) else None) for i, f in enumerate(files)]
     if match == "manifest":
-        manifest = images_dir / "manifest.jsonl"
+        # A folder of images made elsewhere: its manifest need only name `image` and `item_id`.
+        manifest = images_dir / MANIFEST
         rows = [
             json.loads(line)
             for line in manifest.read_text(encoding="utf-8").splitlines()

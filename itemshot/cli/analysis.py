@@ -113,28 +113,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_predict_command(args: argparse.Namespace) -> int:
     """Run `itemshot predict`."""
+    import itemshot
     from itemshot.api import EXIT_OK, EXIT_SOME_FAILED
-    from itemshot.factorial.clients import GenerationParams, make_client
-    from itemshot.factorial.predict import PredictConfig, run_predict
-    from itemshot.factorial.retry import RetryPolicy
 
     console = Console(stderr=True)
     api_key = os.environ.get(API_KEY_VARIABLES[args.api])
-    try:
-        config = PredictConfig(
-            model=args.model,
-            api=args.api,
-            prompt=args.prompt,
-            params=GenerationParams(args.temperature, args.max_tokens),
-            concurrency=args.concurrency,
-            retry=RetryPolicy(max_attempts=args.max_attempts, base_delay=args.retry_delay),
-            seed=args.seed,
-            task=args.task,
-        )
-        client = make_client(args.api, args.endpoint, args.model, api_key, args.timeout)
-    except ValueError as error:
-        console.print(f"[red]error:[/red] {error}")
-        return 2
     progress = Progress(
         TextColumn(args.task),
         BarColumn(),
@@ -145,18 +128,25 @@ def run_predict_command(args: argparse.Namespace) -> int:
     task = progress.add_task("predict", total=None)
     try:
         with progress:
-            import asyncio
-
-            summary = asyncio.run(
-                run_predict(
-                    args.out,
-                    client,
-                    config,
-                    args.cache,
-                    on_start=lambda total: progress.update(task, total=total),
-                    on_done=lambda: progress.advance(task),
-                    output=args.output,
-                )
+            summary = itemshot.predict(
+                args.out,
+                model=args.model,
+                endpoint=args.endpoint,
+                api=args.api,
+                api_key=api_key,
+                task=args.task,
+                prompt=args.prompt,
+                temperature=args.temperature,
+                max_tokens=args.max_tokens,
+                concurrency=args.concurrency,
+                timeout=args.timeout,
+                max_attempts=args.max_attempts,
+                retry_delay=args.retry_delay,
+                cache=args.cache,
+                seed=args.seed,
+                output=args.output,
+                on_start=lambda total: progress.update(task, total=total),
+                on_done=lambda: progress.advance(task),
             )
     except (FileNotFoundError, ValueError) as error:
         console.print(f"[red]error:[/red] {error}")
@@ -229,17 +219,18 @@ def run_score_command(args: argparse.Namespace) -> int:
 
 def run_analyze_command(args: argparse.Namespace) -> int:
     """Run `itemshot analyze`."""
-    from itemshot.factorial.analysis import analyze
-    from itemshot.factorial.report import print_summary, write_report
+    import itemshot
+    from itemshot.factorial.report import print_summary
 
     console = Console()
     report_dir = args.report or args.sets[0] / "report"
     try:
-        results = analyze(
+        analysis = itemshot.analyze(
             args.predictions,
             args.sets,
-            args.parser,
-            n_boot=args.bootstrap,
+            parser=args.parser,
+            report=report_dir,
+            bootstrap=args.bootstrap,
             seed=args.seed,
             transcripts=args.transcripts,
             read_threshold=args.read_threshold,
@@ -247,7 +238,6 @@ def run_analyze_command(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError) as error:
         Console(stderr=True).print(f"[red]error:[/red] {error}")
         return 2
-    paths = write_report(results, report_dir)
-    print_summary(results, console)
-    console.print(f"wrote {', '.join(str(path) for path in paths)}")
+    print_summary(analysis.results, console)
+    console.print(f"wrote {', '.join(str(path) for path in analysis.paths)}")
     return 0

@@ -19,9 +19,9 @@ from itemshot.api import (
     RunResult,
 )
 from itemshot.cli.executors import add_executor_flags, guarded
+from itemshot.outputs import MANIFEST
 from itemshot.renderer.adapters.formats import FORMATS
 from itemshot.renderer.backends.nanobanana.settings import DEFAULT_MODEL, BatchSettings
-from itemshot.renderer.manifest import MANIFEST
 from itemshot.renderer.presentation import (
     ASPECTS,
     CAPTURES,
@@ -329,26 +329,39 @@ def cmd_render(args: argparse.Namespace) -> int:
             console=console,
         )
         print_run(console, result, f"{args.dataset.name} ({items.format})")
-        return result.status
+        return int(result.status)
 
     return guarded(console, run)
 
 
 def _render_generative(requests: list[Any], args: argparse.Namespace, console: Console) -> int:
     """Run the nanobanana or hybrid backend from the command line; return the exit status."""
-    from itemshot.generative.run import estimate_generative, render_generative
+    import itemshot
     from itemshot.renderer.backends.nanobanana.settings import MissingApiKey
 
     options = generative_options(args)
     if args.dry_run:
-        print(estimate_generative(requests, Path(args.out), options).line(), flush=True)
+        estimate = itemshot.estimate(
+            requests, args.out, backend=args.backend, generative=options, seed=args.seed,
+            workers=args.workers,
+        )  # fmt: skip
+        print(estimate.line(), flush=True)
         return EXIT_OK
     try:
-        result = render_generative(requests, Path(args.out), options, console=console)
+        result = itemshot.render(
+            requests,
+            args.out,
+            backend=args.backend,
+            generative=options,
+            seed=args.seed,
+            workers=args.workers,
+            verify=not args.no_verify,
+            console=console,
+        )
     except MissingApiKey as error:
         console.print(f"[red]error:[/red] {error}")
         return EXIT_USAGE
-    return result.status
+    return int(result.status)
 
 
 def _printer(events: bool) -> Any:
@@ -381,7 +394,12 @@ def print_run(console: Console, result: RunResult, title: str) -> None:
         reasons.add_column("first example")
         for reason, count in summary.failures.most_common():
             example = next(f for f in summary.failed_items if f["reason"] == reason)
-            reasons.add_row(reason, str(count), f"{example['item_id']}: {example['message']}"[:110])
+            where = (
+                f"{example['item_id']}, {example['field']}"
+                if example.get("field")
+                else example["item_id"]
+            )
+            reasons.add_row(reason, str(count), f"{where}: {example['message']}"[:110])
         console.print(reasons)
     audit = result.audit
     if audit is not None:
@@ -398,9 +416,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """Render the embedded sample dataset in every scene and write a contact sheet."""
     import itemshot
     from itemshot.contact_sheet import contact_sheet
+    from itemshot.outputs import read_manifest
     from itemshot.renderer.items import ItemError
     from itemshot.renderer.jobs import JobRequest
-    from itemshot.renderer.output import read_jsonl
     from itemshot.renderer.presentation import PresentationSpec
 
     console = Console(stderr=True)
@@ -418,7 +436,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     # The demo is a showcase: images that fail the audit are listed in the
     # report, and only a rendering failure makes the demo itself fail.
     status = EXIT_OK if result.status == EXIT_UNVERIFIED else result.status
-    sheet = contact_sheet(args.out, read_jsonl(args.out / MANIFEST), args.out / "contact_sheet.png")
+    rows = [row.to_json() for row in read_manifest(args.out)]
+    sheet = contact_sheet(args.out, rows, args.out / "contact_sheet.png")
     console.print(f"images:        {args.out / 'images'}")
     console.print(f"manifest:      {args.out / MANIFEST}")
     console.print(f"contact sheet: {sheet}")
@@ -428,13 +447,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_sheet(args: argparse.Namespace) -> int:
     """Write a contact sheet of an existing output set."""
     from itemshot.contact_sheet import contact_sheet
-    from itemshot.renderer.output import read_jsonl
+    from itemshot.outputs import read_manifest
 
     manifest = args.out / MANIFEST
     if not manifest.is_file():
         Console(stderr=True).print(f"[red]error:[/red] {manifest} not found")
         return EXIT_USAGE
     target = args.to or args.out / "contact_sheet.png"
-    contact_sheet(args.out, read_jsonl(manifest), target, args.columns)
+    rows = [row.to_json() for row in read_manifest(args.out)]
+    contact_sheet(args.out, rows, target, args.columns)
     print(target)
     return EXIT_OK

@@ -55,7 +55,7 @@ def _login() -> str:
 
 def cmd_review(args: argparse.Namespace) -> int:
     """Serve the review app until interrupted; return the exit status."""
-    from itemshot.renderer.manifest import MANIFEST
+    from itemshot.outputs import MANIFEST
     from itemshot.review.security import Access
 
     console = Console(stderr=True)

@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from itemshot.api import EXIT_OK, EXIT_SOME_FAILED, EXIT_STOPPED, EXIT_USAGE
+from itemshot.api import EXIT_OK, EXIT_SOME_FAILED, EXIT_STOPPED, EXIT_UNVERIFIED, EXIT_USAGE
 from itemshot.cli.executors import add_executor_flags, guarded
 from itemshot.cli.render import add_hub_flags
 from itemshot.factorial.exports import REJECTED_POLICIES, TARGETS
@@ -25,7 +25,8 @@ def register(subparsers: Any) -> None:
         "text cells, and write one manifest with a column per factor. Re-running skips "
         f"finished jobs. Exit status: {EXIT_OK} all ok, {EXIT_SOME_FAILED} some rows failed, "
         f"{EXIT_USAGE} unusable design or dataset, {EXIT_STOPPED} the output folder could not "
-        "be written (disk full; re-run to resume).",
+        f"be written (disk full; re-run to resume), {EXIT_UNVERIFIED} some images failed "
+        "verification (--verify).",
     )
     sweep.add_argument("design", type=Path, metavar="DESIGN.yaml")
     sweep.add_argument(
@@ -47,6 +48,14 @@ def register(subparsers: Any) -> None:
         help="Chromium processes, 2 pages each (with --executor ray: render actors, one CPU each)",
     )
     sweep.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    sweep.add_argument(
+        "--verify",
+        action="store_true",
+        default=None,
+        help="verify the rendered images afterwards, verdicts into the manifest (as "
+        f"`itemshot verify`; also the design's `verify: true`); exit {EXIT_UNVERIFIED} when "
+        "some fail",
+    )
     add_executor_flags(sweep)
     sweep.set_defaults(handler=cmd_sweep)
 
@@ -96,6 +105,7 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
             executor=args.executor,
             address=args.address,
             console=console,
+            verify=args.verify,
         )
     except (DesignError, DatasetError) as error:
         console.print(f"[red]error:[/red] {error}")
@@ -112,6 +122,11 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
     table.add_row("option-set inconsistencies", str(run.inconsistencies))
     table.add_row("balance", "passed" if run.balance.passed else "[red]FAILED[/red]")
     table.add_row("summary", str(run.out / SWEEP_SUMMARY))
+    if run.audit is not None:
+        audit = run.audit
+        table.add_row(
+            "verified", f"{audit.passed} passed, {audit.failed} failed ({audit.report_html})"
+        )
     console.print(table)
     return run.status
 

@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from itemshot.api import EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE
 from itemshot.cli.executors import add_executor_flags, guarded
+from itemshot.outputs import MANIFEST
 from itemshot.progress import progress_bar
-from itemshot.renderer.manifest import MANIFEST
 from itemshot.verify.pairing import DEFAULT_PATTERN, MATCH_MODES, image_files
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 
@@ -126,16 +127,20 @@ def cmd_verify(args: argparse.Namespace) -> int:
         return EXIT_USAGE
 
     def run() -> int:
-        summary = itemshot.api.verify_set(
-            args.out,
-            items,
-            thresholds=thresholds,
-            workers=args.workers,
-            progress=not args.no_progress,
-            console=console,
-            executor=args.executor,
-            address=args.address,
-        )
+        try:
+            summary = itemshot.verify(
+                args.out,
+                items,
+                thresholds=thresholds,
+                workers=args.workers,
+                progress=not args.no_progress,
+                executor=args.executor,
+                address=args.address,
+            )
+        except itemshot.SourcesUnavailable as error:
+            # Never a check against the text stored with the image: that would pass anything.
+            console.print(f"[red]error:[/red] {escape(str(error))}", soft_wrap=True)
+            return EXIT_USAGE
         _print_summary(console, f"itemshot verify — {args.out}", summary)
         return EXIT_OK if summary.failed == 0 else EXIT_SOME_FAILED
 
@@ -144,8 +149,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_audit(args: argparse.Namespace) -> int:
     """Audit a folder of external images and print per-image verdicts and a summary."""
-    from itemshot.renderer.adapters import DatasetError, load_dataset
-    from itemshot.verify import audit_images
+    import itemshot
+    from itemshot.renderer.adapters import DatasetError
 
     console = Console(stderr=True)
     if not args.images_dir.is_dir():
@@ -153,22 +158,25 @@ def cmd_audit(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         thresholds = _thresholds(args.threshold)
-        dataset = load_dataset(args.items)
-    except (ValueError, DatasetError) as error:
+    except ValueError as error:
         console.print(f"[red]error:[/red] {error}")
         return EXIT_USAGE
     total = len(image_files(args.images_dir))
-    with progress_bar(console, total, "auditing", hidden=args.no_progress) as advance:
-        summary, verdicts = audit_images(
-            args.images_dir,
-            dataset,
-            match=args.match,
-            pattern=args.pattern,
-            out=args.out,
-            thresholds=thresholds,
-            workers=args.workers,
-            on_progress=advance,
-        )
+    try:
+        with progress_bar(console, total, "auditing", hidden=args.no_progress) as advance:
+            summary, verdicts = itemshot.audit(
+                args.images_dir,
+                args.items,
+                match=args.match,
+                pattern=args.pattern,
+                out=args.out,
+                thresholds=thresholds,
+                workers=args.workers,
+                on_progress=advance,
+            )
+    except DatasetError as error:
+        console.print(f"[red]error:[/red] {error}")
+        return EXIT_USAGE
     for result in verdicts:
         line = {
             "image": Path(result.image).name,

@@ -18,6 +18,7 @@ import asyncio
 import dataclasses
 import io
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,15 @@ from rich.console import Console
 
 from itemshot.executors.base import JobResult
 from itemshot.generative.loop import LoopResult, generate_batched, generate_verified
+from itemshot.outputs import (
+    ManifestRow,
+    bytes_sha256,
+    file_sha256,
+    manifest_path,
+    read_manifest,
+    write_manifest,
+    write_summary,
+)
 from itemshot.pipeline import RunSettings, run_jobs
 from itemshot.renderer.backends import Rendered, RenderFailure
 from itemshot.renderer.backends.chromium import ChromiumBackend
@@ -43,16 +53,13 @@ from itemshot.renderer.backends.nanobanana.settings import (
 from itemshot.renderer.imaging import IMAGE_LIMITS, decode_image
 from itemshot.renderer.items import ItemError
 from itemshot.renderer.jobs import Job, JobRequest, PlanFailure, page_job, plan
-from itemshot.renderer.manifest import MANIFEST, SUMMARY, base_row, failure_row
 from itemshot.renderer.output import (
     RunInterrupted,
     RunStopped,
     atomic_write,
     atomic_write_json,
-    read_jsonl,
     remove_stale_temps,
     write_figure_files,
-    write_jsonl,
 )
 from itemshot.renderer.output_lock import hold_output
 from itemshot.renderer.seeds import stable_hash
@@ -98,15 +105,19 @@ def generative_job(job: Job, backend: str, model: str) -> Job:
     return dataclasses.replace(job, key=key)
 
 
-def _finished(out: Path, job: Job) -> dict[str, Any] | None:
+def _finished(out: Path, job: Job) -> ManifestRow | None:
+    """Return the row of a job an earlier run finished, with its image's hash as it is now."""
     try:
         record = json.loads((out / job.sidecar_path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+        row = ManifestRow.from_json(record.get("manifest") or {})
+    except (OSError, ValueError, AttributeError):
         return None
-    row = record.get("manifest") or {}
-    if record.get("job_key") != job.key or not row.get("image"):
+    if record.get("job_key") != job.key or not row.image:
         return None
-    return row if (out / row["image"]).is_file() else None
+    try:
+        return row.with_image_sha256(file_sha256(out / row.image))
+    except OSError:
+        return None
 
 
 def _plan(
@@ -164,7 +175,7 @@ def _generate_into(
     """Generate, write and verify the jobs not yet finished in `out` (held by the caller)."""
     # Only under the folder's lock: a temp here now is a dead run's, never a live one's.
     remove_stale_temps(out)
-    rows: dict[str, dict[str, Any]] = {}
+    rows: dict[str, ManifestRow] = {}
     todo = []
     for job in jobs:
         done = _finished(out, job)
@@ -191,19 +202,19 @@ def _generate_into(
                 rows[job.key] = _write_fallback(
                     out, job, chromium, results[job.key], options, endpoint
                 )
-        manifest = [failure_row(p) if isinstance(p, PlanFailure) else rows[p.key] for p in planned]
-        write_jsonl(out / MANIFEST, manifest)
+        manifest = [_planned_row(p, rows) for p in planned]
+        write_manifest(out, manifest)
         costs = ledger.as_dict() | {"http_requests_this_run": requests_made}
         atomic_write_json(out / COST, costs)
         summary = _summary(manifest, options, costs)
-        atomic_write_json(out / SUMMARY, summary)
+        write_summary(out, summary)
     except (OSError, RunStopped) as error:
         raise _stopped(error, out, planned, rows) from error
     except KeyboardInterrupt as interrupt:
         # Ctrl-C or SIGTERM: what is finished goes in the manifest, as for a full disk.
         raise _interrupted(interrupt, out, planned, rows) from None
     console.print(json.dumps(summary, ensure_ascii=False))
-    status = EXIT_SOME_FAILED if any(r.get("status") != "ok" for r in manifest) else EXIT_OK
+    status = EXIT_SOME_FAILED if any(r.status != "ok" for r in manifest) else EXIT_OK
     if fallback and options.verify_fallback:
         from itemshot.verify import verify_output_set
 
@@ -211,15 +222,21 @@ def _generate_into(
         console.print(f"fallback renders verified: {audit.passed} passed, {audit.failed} failed")
         if status == EXIT_OK and audit.failed:
             status = EXIT_UNVERIFIED
-        manifest = read_jsonl(out / MANIFEST)  # now with the fallback renders' verdicts
-    return GenerativeResult(status, summary, manifest)
+        manifest = read_manifest(out)  # now with the fallback renders' verdicts
+    return GenerativeResult(status, summary, [row.to_json() for row in manifest])
+
+
+def _planned_row(entry: Job | PlanFailure, rows: Mapping[str, ManifestRow]) -> ManifestRow:
+    if isinstance(entry, PlanFailure):
+        return ManifestRow.for_plan_failure(entry)
+    return rows[entry.key]
 
 
 def _stopped(
     error: OSError | RunStopped,
     out: Path,
     planned: list[Job | PlanFailure],
-    rows: dict[str, dict[str, Any]],
+    rows: dict[str, ManifestRow],
 ) -> RunStopped:
     """Return the RunStopped of a generative run: the rows written so far go in its manifest."""
     cause = error.error if isinstance(error, RunStopped) else error
@@ -233,7 +250,7 @@ def _interrupted(
     interrupt: KeyboardInterrupt,
     out: Path,
     planned: list[Job | PlanFailure],
-    rows: dict[str, dict[str, Any]],
+    rows: dict[str, ManifestRow],
 ) -> RunInterrupted:
     """Return the RunInterrupted of a generative run: the rows written so far go in its manifest."""
     fallbacks = interrupt.written if isinstance(interrupt, RunInterrupted) else 0
@@ -242,19 +259,19 @@ def _interrupted(
 
 
 def _keep_finished(
-    out: Path, planned: list[Job | PlanFailure], rows: dict[str, dict[str, Any]]
+    out: Path, planned: list[Job | PlanFailure], rows: dict[str, ManifestRow]
 ) -> tuple[int, Path | None]:
     """Write the manifest of the rows finished so far; return how many are ok and its path.
 
     The path is None when even the manifest could not be written.
     """
-    done = [row for row in rows.values() if row.get("status") == "ok"]
-    kept = [failure_row(p) if isinstance(p, PlanFailure) else rows.get(p.key) for p in planned]
+    done = [row for row in rows.values() if row.status == "ok"]
+    kept = [p for p in planned if isinstance(p, PlanFailure) or p.key in rows]
     try:
-        write_jsonl(out / MANIFEST, [row for row in kept if row is not None])
+        write_manifest(out, [_planned_row(p, rows) for p in kept])
     except OSError:
         return len(done), None
-    return len(done), out / MANIFEST
+    return len(done), manifest_path(out)
 
 
 class _Ready:
@@ -362,32 +379,31 @@ def _write_generated(
 ) -> dict[str, Any]:
     assert result.image is not None and result.size is not None
     last = result.attempts[-1]
-    row = base_row(job)
-    row.update(
+    png = _as_png(result.image)
+    row = ManifestRow.generated(
+        job,
         backend=options.backend,
-        requested_backend=options.backend,
-        status="ok",
         image=job.image_path,
-        layout=None,
-        width=result.size[0],
-        height=result.size[1],
+        image_sha256=bytes_sha256(png),
+        size=result.size,
         attempts=len(result.attempts),
-        fallback=False,
         model=last.request["model"],
         template_version=TEMPLATE_VERSION,
-        verdict="pass",
-        verify={"mode": "whole_image", "verdict": last.verdict},
+        passed=True,
+        audit=last.verdict,
     )
+    fields: dict[str, Any] = {}
     if restyled:
-        row["base_image"] = f"{HYBRID_BASE}/{page_job(job, capture='none').image_path}"
-    row["figure_files"] = {str(n): p for n, p in write_figure_files(out, job.item).items()}
+        fields["base_image"] = f"{HYBRID_BASE}/{page_job(job, capture='none').image_path}"
+    figure_files = {str(n): p for n, p in write_figure_files(out, job.item).items()}
+    row = row.with_fields(**fields, figure_files=figure_files)
     sidecar = {
         "job_key": job.key,
-        "manifest": row,
+        "manifest": row.to_json(),
         "layout": None,
         "render": _generation(result, options, endpoint),
     }
-    atomic_write(out / job.image_path, _as_png(result.image))
+    atomic_write(out / job.image_path, png)
     atomic_write_json(out / job.sidecar_path, sidecar)
     return row
 
@@ -399,17 +415,17 @@ def _write_fallback(
     result: LoopResult,
     options: GenerativeOptions,
     endpoint: dict[str, str],
-) -> dict[str, Any]:
+) -> ManifestRow:
     try:
         record = json.loads((out / chromium.sidecar_path).read_text(encoding="utf-8"))
-        row = dict(record["manifest"])
-    except (OSError, json.JSONDecodeError, KeyError):
-        row = base_row(job) | {
-            "status": "failed",
-            "stage": "fallback",
-            "error": {"reason": "fallback_failed", "message": "the Chromium fallback failed"},
-        }
-    row.update(
+        row = ManifestRow.from_json(record["manifest"])
+    except (OSError, ValueError, KeyError, TypeError):
+        row = ManifestRow.for_job(job).with_fields(
+            status="failed",
+            stage="fallback",
+            error={"reason": "fallback_failed", "message": "the Chromium fallback failed"},
+        )
+    row = row.with_fields(
         job_key=job.key,
         backend="chromium",
         requested_backend=options.backend,
@@ -421,12 +437,12 @@ def _write_fallback(
     )
     sidecar = {
         "job_key": job.key,
-        "manifest": row,
+        "manifest": row.to_json(),
         "layout": None,
         "render": _generation(result, options, endpoint)
         | {"fallback": {"backend": "chromium", "sidecar": chromium.sidecar_path}},
     }
-    if row.get("status") == "ok":
+    if row.status == "ok":
         atomic_write_json(out / job.sidecar_path, sidecar)
     return row
 
@@ -442,7 +458,7 @@ def _as_png(image: bytes) -> bytes:
 
 
 def _summary(
-    manifest: list[dict[str, Any]], options: GenerativeOptions, costs: dict[str, Any]
+    manifest: list[ManifestRow], options: GenerativeOptions, costs: dict[str, Any]
 ) -> dict:
     ok = [r for r in manifest if r.get("status") == "ok"]
     return {

@@ -12,7 +12,6 @@ default (unreviewed) queue, so after a restart it resumes where it stopped.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -30,8 +29,8 @@ from itemshot.factorial.review_log import (
     apply_review,
     replaced_row,
 )
-from itemshot.renderer.manifest import MANIFEST
-from itemshot.renderer.output import TEMP_PREFIX, atomic_write_json
+from itemshot.outputs import ManifestDraft, manifest_path, read_row_at, scan_manifest
+from itemshot.renderer.output import atomic_write_json
 from itemshot.review.records import presentation_of, read_json, reason_codes, verdict_of
 
 VERDICT_CODES = ("fail", "pass", "unverified")
@@ -135,7 +134,7 @@ class ReviewIndex:
 
     def __init__(self, out: Path) -> None:
         self.out = out
-        self.manifest = out / MANIFEST
+        self.manifest = manifest_path(out)
         self.log = ReviewLog(out)
         self._lock = threading.RLock()
         self.version = 0
@@ -163,26 +162,22 @@ class ReviewIndex:
             self.facets = {name: _Vocabulary() for name in FACETS}
             self.reason_vocab = _Vocabulary()
             code_lists: list[list[int]] = []
-            with self.manifest.open("rb") as handle:
-                self._identity = os.fstat(handle.fileno())
-                offset = 0
-                for line in handle:
-                    start, offset = offset, offset + len(line)
-                    if not line.strip():
-                        continue
-                    self.rows_total += 1
-                    row = replaced_row(json.loads(line), self.state)
-                    if row.get("status") != "ok" or not row.get("image"):
-                        self.not_rendered += 1
-                        continue
-                    offsets.append(start)
-                    self.item_ids.append(str(row.get("item_id") or ""))
-                    self.images.append(str(row["image"]))
-                    self.job_keys.append(str(row.get("job_key") or ""))
-                    verdicts.append(VERDICT_CODES.index(verdict_of(row)))
-                    for name, value in _facet_values(row).items():
-                        facet_codes[name].append(self.facets[name].code(value))
-                    code_lists.append([self.reason_vocab.code(c) for c in reason_codes(row)])
+            # Taken before reading: a manifest replaced meanwhile is then read again.
+            self._identity = os.stat(self.manifest)
+            for start, stored in scan_manifest(self.out):
+                self.rows_total += 1
+                row = replaced_row(stored, self.state)
+                if row.get("status") != "ok" or not row.get("image"):
+                    self.not_rendered += 1
+                    continue
+                offsets.append(start)
+                self.item_ids.append(str(row.get("item_id") or ""))
+                self.images.append(str(row["image"]))
+                self.job_keys.append(str(row.get("job_key") or ""))
+                verdicts.append(VERDICT_CODES.index(verdict_of(row)))
+                for name, value in _facet_values(row).items():
+                    facet_codes[name].append(self.facets[name].code(value))
+                code_lists.append([self.reason_vocab.code(c) for c in reason_codes(row)])
             size = len(offsets)
             self.offsets = np.asarray(offsets, dtype=np.int64)
             self.verdicts = np.asarray(verdicts, dtype=np.int8)
@@ -388,11 +383,7 @@ class ReviewIndex:
     def row(self, position: int) -> dict[str, Any]:
         """Return the manifest row of an entry (read back from its line), review applied."""
         with self._lock:
-            offset = int(self.offsets[position])
-            with self.manifest.open("rb") as handle:
-                handle.seek(offset)
-                line = handle.readline()
-            row = replaced_row(json.loads(line), self.state)
+            row = replaced_row(read_row_at(self.out, int(self.offsets[position])), self.state)
             row["review"] = self.state.review_of(self.images[position]).as_record()
             return row
 
@@ -426,29 +417,24 @@ class ReviewIndex:
             state = self.state.snapshot()
             mark = {"decisions": len(state.decisions), "log_bytes": self.log.position}
             self.dirty = False  # a decision folded from now on sets it again
-        temp = self.manifest.with_name(f"{TEMP_PREFIX}{MANIFEST}")
         offsets: list[int] = []
-        position = 0
-        with self.manifest.open("rb") as source, temp.open("wb") as target:
-            rows = (json.loads(line) for line in source if line.strip())
-            for row in apply_review(rows, state):
-                data = (json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n").encode()
+        with ManifestDraft(self.out) as draft:
+            for _, stored in scan_manifest(self.out):
+                row = _reviewed(stored, state)
+                offset = draft.add(row)
                 if row.get("status") == "ok" and row.get("image"):
-                    offsets.append(position)
-                target.write(data)
-                position += len(data)
-            target.flush()
-            os.fsync(target.fileno())
-        with self._lock:
-            if self._manifest_replaced() or len(offsets) != len(self.images):
-                temp.unlink(missing_ok=True)  # someone else rewrote it meanwhile: redo later
-                self.dirty = True
-                return False
-            os.replace(temp, self.manifest)
-            self.offsets = np.asarray(offsets, dtype=np.int64)
-            self._identity = os.stat(self.manifest)
-            atomic_write_json(self.out / APPLIED, {**mark, "manifest": _identity(self._identity)})
-            return True
+                    offsets.append(offset)
+            with self._lock:
+                if self._manifest_replaced() or len(offsets) != len(self.images):
+                    draft.discard()  # someone else rewrote it meanwhile: redo later
+                    self.dirty = True
+                    return False
+                draft.commit()
+                self.offsets = np.asarray(offsets, dtype=np.int64)
+                self._identity = os.stat(self.manifest)
+                record = {**mark, "manifest": _identity(self._identity)}
+                atomic_write_json(self.out / APPLIED, record)
+                return True
 
     def _applied(self) -> bool:
         """Return whether the manifest already holds the review as the log stands now."""
@@ -458,6 +444,19 @@ class ReviewIndex:
             "log_bytes": self.log.position,
             "manifest": _identity(self._identity),
         }
+
+
+def _reviewed(row: Mapping[str, Any], state: ReviewState) -> dict[str, Any]:
+    """Return a manifest row with the review applied, its image hash the shown image's."""
+    chain = state.chain(str(row["image"])) if row.get("image") else []
+    result = next(apply_review([row], state))
+    if chain:
+        digest = (chain[-1].replacement or {}).get("image_sha256")
+        if digest:
+            result["image_sha256"] = digest
+        else:
+            result.pop("image_sha256", None)  # a regeneration that did not record its bytes
+    return result
 
 
 def _identity(stat: os.stat_result) -> list[int]:

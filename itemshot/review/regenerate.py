@@ -30,6 +30,7 @@ from typing import Any
 
 from itemshot.executors.base import produce
 from itemshot.factorial.review_log import REPLACED_FIELDS
+from itemshot.outputs import ManifestRow, bytes_sha256
 from itemshot.pipeline import write_result
 from itemshot.renderer.backends import Backend, RenderFailure
 from itemshot.renderer.jobs import Content, Job, job_key
@@ -139,22 +140,23 @@ class Regenerator:
             message = (result.error or {}).get("message", "the render failed")
             raise RegenerationFailed(f"attempt {attempt}: {message}")
         new_row = await asyncio.to_thread(write_result, self.out, result)
-        verified = await asyncio.to_thread(self._verify_chromium, job, new_row)
-        new_row.update(verified)
+        new_row = await asyncio.to_thread(self._verify_chromium, job, new_row)
         old = self.out / str(row["image"])
         identical = old.is_file() and old.read_bytes() == result.image
-        new_row["regeneration"] = {
-            "attempt": attempt,
-            "backend": "chromium",
-            "base_seed": base_seed,
-            "seed": seed,
-            "key": job.key,
-            "from_image": str(row["image"]),
-            "identical": identical,
-        }
+        new_row = new_row.with_fields(
+            regeneration={
+                "attempt": attempt,
+                "backend": "chromium",
+                "base_seed": base_seed,
+                "seed": seed,
+                "key": job.key,
+                "from_image": str(row["image"]),
+                "identical": identical,
+            }
+        )
         return _replacement(new_row)
 
-    def _verify_chromium(self, job: Job, row: Mapping[str, Any]) -> dict[str, Any]:
+    def _verify_chromium(self, job: Job, row: ManifestRow) -> ManifestRow:
         """Verify the new render with its layout record; keep the full verdict in its sidecar."""
         from itemshot.renderer.records import Layout
         from itemshot.verify import DEFAULT_THRESHOLDS, verify_image
@@ -173,10 +175,9 @@ class Regenerator:
         )
         sidecar["verify"] = result.as_dict()  # the OCR readings, for the item view's diff
         atomic_write_json(sidecar_path, sidecar)
-        return {
-            "verdict": "pass" if result.passed else "fail",
-            "verify": verify_field(result, DEFAULT_THRESHOLDS),
-        }
+        assert row.image_sha256 is not None  # write_result hashed the bytes it wrote
+        record = verify_field(result, DEFAULT_THRESHOLDS)
+        return row.with_verdict(result.passed, record, row.image_sha256)
 
     # -- Nano Banana ------------------------------------------------------------
 
@@ -245,6 +246,8 @@ class Regenerator:
     ) -> dict[str, Any]:
         from PIL import Image
 
+        from itemshot.renderer.backends.nanobanana.prompt import TEMPLATE_VERSION
+
         number = int(record["attempt"])
         stem = f"{job.stem}.r{number}"
         image_path, sidecar_path = f"images/{stem}.png", f"images/{stem}.json"
@@ -252,21 +255,25 @@ class Regenerator:
             size = opened.size
             buffer = io.BytesIO()
             opened.convert("RGB").save(buffer, "PNG")
-        verdict = record.get("verdict") or {}
         old = self.out / str(row["image"])
         png = buffer.getvalue()
-        new_row: dict[str, Any] = {
-            "image": image_path,
-            "layout": None,
-            "seed": row.get("seed"),
-            "width": size[0],
-            "height": size[1],
-            "backend": backend,
-            "attempts": number,
-            "fallback": False,
-            "verdict": "pass" if record.get("passed") else "fail",
-            "verify": {"mode": "whole_image", "verdict": verdict},
-            "regeneration": {
+        # The same row a generative run writes, so the new image's sidecar has every field.
+        new_row = ManifestRow.generated(
+            job,
+            backend=backend,
+            image=image_path,
+            image_sha256=bytes_sha256(png),
+            size=size,
+            attempts=number,
+            model=model,
+            template_version=TEMPLATE_VERSION,
+            passed=bool(record.get("passed")),
+            audit=record.get("verdict") or {},
+        )
+        figure_files = {str(n): p for n, p in write_figure_files(self.out, job.item).items()}
+        new_row = new_row.with_fields(
+            figure_files=figure_files,
+            regeneration={
                 "attempt": number,
                 "backend": backend,
                 "model": model,
@@ -275,15 +282,16 @@ class Regenerator:
                 "identical": old.is_file() and old.read_bytes() == png,
                 "cost": ledger.as_dict().get("total", {}),
             },
-        }
-        write_figure_files(self.out, job.item)
+        )
         atomic_write(self.out / image_path, png)
         atomic_write_json(
             self.out / sidecar_path,
-            {"job_key": job.key, "manifest": new_row, "layout": None, "render": record},
+            {"job_key": job.key, "manifest": new_row.to_json(), "layout": None, "render": record},
         )
         return _replacement(new_row)
 
 
-def _replacement(row: Mapping[str, Any]) -> dict[str, Any]:
-    return {name: row[name] for name in REPLACED_FIELDS if name in row}
+def _replacement(row: ManifestRow) -> dict[str, Any]:
+    """Return the fields a regeneration replaces, and the hash of the new image's bytes."""
+    fields = {name: row[name] for name in REPLACED_FIELDS if name in row}
+    return fields | {"image_sha256": row.image_sha256}

@@ -14,7 +14,7 @@ from itemshot.renderer.adapters.formats import (
     ColumnMapping,
     DatasetError,
     detect_format,
-    detect_row_format,
+    detect_rows_format,
     read_rows,
     to_raw_item,
 )
@@ -111,7 +111,7 @@ def load_rows(
         raise DatasetError(f"--missing-images must be one of {', '.join(MISSING_POLICIES)}")
     if format is None:
         rows = list(rows)
-        format = detect_row_format(next((r for r in rows if "__error__" not in r), {}))
+        format = detect_rows_format(rows)
     if format not in FORMATS:
         raise DatasetError(f"unknown format {format!r}; known: {', '.join(FORMATS)}")
     mapping = mapping or ColumnMapping()
@@ -119,12 +119,14 @@ def load_rows(
     entries: list[Item | ItemError] = []
     seen_ids: set[str] = set()
     line = 0
+    columns: set[str] = set()  # every column any row has, to name a `--map` column none has
     for line, row in enumerate(rows, start=1):
         if limit is not None and len(entries) >= limit:
             break
         if "__error__" in row:
             entries.append(ItemError(str(line), "row", row["__error__"]))
             continue
+        columns.update(str(key) for key in row)
         try:
             raw = to_raw_item(format, row, line, mapping)
             if raw.id in seen_ids:
@@ -135,4 +137,16 @@ def load_rows(
             entries.append(error)
     if line == 0:
         raise DatasetError(f"{Path(source).name} has no rows: there is nothing to render")
+    _check_named_columns(mapping, columns, Path(source).name)
     return Dataset(path=Path(source), format=format, entries=tuple(entries))
+
+
+def _check_named_columns(mapping: ColumnMapping, columns: set[str], name: str) -> None:
+    """Refuse a `--map` column no row has, naming the field and listing the file's columns."""
+    missing = mapping.missing_columns(columns)
+    if not missing or not columns:
+        return
+    wrong = ", ".join(f"{field}={column!r}" for field, column in missing)
+    listed = ", ".join(sorted(columns)[:40])
+    more = f" and {len(columns) - 40} more" if len(columns) > 40 else ""
+    raise DatasetError(f"--map {wrong}: {name} has no such column; its columns are {listed}{more}")

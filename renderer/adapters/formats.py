@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 import csv
 import json
-from collections.abc import Iterator, Mapping
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,18 @@ from itemshot.renderer.adapters.build import ANSWER_FORMATS, RawItem
 from itemshot.renderer.items import LETTERS, ItemError
 
 FORMATS = ("mmmu_hf", "mmmu_pro_tool", "mmmu_pro_mix", "generic")
+# The columns a row of each fixed layout must have (a row without one fails by that name).
+REQUIRED_COLUMNS = {
+    "mmmu_pro_mix": (
+        "question",
+        "shuffled_options",
+        "shuffled_options_answer",
+        "options",
+        "answer",
+    ),
+    "mmmu_pro_tool": ("question", "options", "answer"),
+    "mmmu_hf": ("question", "options", "answer"),
+}
 MAX_IMAGE_COLUMNS = 7
 
 
@@ -43,6 +56,8 @@ class ColumnMapping:
     subject: str | None = "subject"
     language: str | None = "language"
     extra: Mapping[str, str] = field(default_factory=dict)
+    # The columns named on purpose (`--map`), field → columns: each must exist in the file.
+    named: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         """Refuse an unknown answer format before any row is read."""
@@ -70,7 +85,21 @@ class ColumnMapping:
                 values["images"] = tuple(v.strip() for v in value.split(",") if v.strip())
             else:
                 values[key] = value
+        values["named"] = {
+            key: tuple(v.strip() for v in value.split(",") if v.strip())
+            for key, value in pairs.items()
+            if key != "answer_format"
+        }
         return cls(**values)
+
+    def missing_columns(self, columns: set[str]) -> list[tuple[str, str]]:
+        """Return the (field, column) pairs named on purpose that are not among `columns`."""
+        return [
+            (name, column)
+            for name, wanted in self.named.items()
+            for column in wanted
+            if column not in columns
+        ]
 
 
 def detect_format(path: Path) -> str:
@@ -83,19 +112,42 @@ def detect_format(path: Path) -> str:
             columns = set(pq.read_schema(path).names)
         return "mmmu_hf" if {"question", "options", "answer", "image_1"} <= columns else "generic"
     if suffix in (".jsonl", ".json"):
-        return detect_row_format(_first_json_row(path))
+        return detect_rows_format(_json_rows(path, FORMAT_SAMPLE))
     if suffix in (".csv", ".tsv"):
         return "generic"
     raise DatasetError(f"cannot tell the format of {path.name!r}; pass --format")
 
 
-def detect_row_format(first: Mapping[str, Any]) -> str:
-    """Return the adapter name that fits JSON-like rows, judged by the first row's fields."""
-    if {"shuffled_options", "shuffled_options_answer", "options"} <= set(first):
+FORMAT_SAMPLE = 50  # rows read to tell a JSON dataset's layout
+
+
+def detect_row_format(row: Mapping[str, Any]) -> str:
+    """Return the adapter name that fits one JSON-like row, judged by its fields."""
+    if {"shuffled_options", "shuffled_options_answer", "options"} <= set(row):
         return "mmmu_pro_mix"
-    if "question" in first and isinstance(first.get("options"), list):
+    if "question" in row and isinstance(row.get("options"), list):
         return "mmmu_pro_tool"
     return "generic"
+
+
+def detect_rows_format(rows: Iterable[Mapping[str, Any]]) -> str:
+    """Return the adapter name most of the readable rows fit (the first FORMAT_SAMPLE of them).
+
+    One row lacking a field, wherever it stands, does not decide the layout
+    of the whole file: it fails on its own under the layout the others share.
+    Ties go to the more specific layout (mix, then tool, then generic).
+    """
+    votes: Counter[str] = Counter()
+    for row in rows:
+        if "__error__" in row:
+            continue
+        votes[detect_row_format(row)] += 1
+        if sum(votes.values()) >= FORMAT_SAMPLE:
+            break
+    if not votes:
+        return "generic"
+    order = ("mmmu_pro_mix", "mmmu_pro_tool", "generic")
+    return max(order, key=lambda name: (votes[name], -order.index(name)))
 
 
 def read_rows(path: Path) -> Iterator[dict[str, Any]]:
@@ -189,11 +241,15 @@ def _parquet_errors(path: Path) -> Iterator[None]:
         raise DatasetError(f"{path.name} is not a readable parquet file ({error})") from None
 
 
-def _first_json_row(path: Path) -> dict[str, Any]:
+def _json_rows(path: Path, count: int) -> list[dict[str, Any]]:
+    """Return up to `count` readable rows of a JSON file, from its start."""
+    rows: list[dict[str, Any]] = []
     for row in read_rows(path):
         if "__error__" not in row:
-            return row
-    return {}
+            rows.append(row)
+            if len(rows) >= count:
+                break
+    return rows
 
 
 def parse_option_list(value: Any) -> Any:
@@ -232,6 +288,9 @@ def _images(row: Mapping[str, Any], columns: tuple[str, ...]) -> dict[int, str |
 
 def to_raw_item(fmt: str, row: Mapping[str, Any], line: int, mapping: ColumnMapping) -> RawItem:
     """Return the RawItem for one row of a dataset in format `fmt` (line numbers from 1)."""
+    for column in REQUIRED_COLUMNS.get(fmt, ()):
+        if column not in row:
+            raise ItemError(str(row.get("id") or line), column, "the row has no such column")
     if fmt == "mmmu_pro_mix":
         return RawItem(
             id=str(row.get("id") or line),

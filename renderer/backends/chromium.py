@@ -410,6 +410,8 @@ class ChromiumPool:
                 f"LaTeX error in {_where(first['region'])}: {first['message']}",
                 region_field(first["region"]),
             )
+        if result["raw_latex"]:
+            raise raw_latex_failure(result["raw_latex"])
         if not result["fits"]:
             raise RenderFailure(
                 "does_not_fit",
@@ -549,6 +551,28 @@ def _blocked(region: str, command: str) -> RenderFailure:
         "math_blocked",
         f"{command} is not allowed in LaTeX (in {_where(region)})",
         region_field(region),
+    )
+
+
+def raw_latex_failure(findings: Sequence[dict[str, str]]) -> RenderFailure:
+    """Return the failure of a page that shows LaTeX as source (`raw_latex`), naming the first.
+
+    `findings` are the page check's (see page.js, rawLatex): each a region, a
+    kind (`delimiter` or `command`), the token and the text around it. The
+    record keeps every finding, so a report can count them by kind.
+    """
+    first = findings[0]
+    return RenderFailure(
+        "raw_latex",
+        f"LaTeX left as source on the page in {_where(first['region'])}: {first['kind']} "
+        f"{first['token']} in “{first['context']}”",
+        region_field(first["region"]),
+        record={
+            "raw_latex": [
+                {key: str(finding[key]) for key in ("region", "kind", "token", "context")}
+                for finding in findings
+            ]
+        },
     )
 
 

@@ -20,6 +20,10 @@
     });
   }
 
+  // Commands items use that this KaTeX lacks, as the nearest command it has
+  // (a fresh copy per formula: a formula's \gdef must not reach the next one).
+  const MACROS = { "\\overparen": "\\overgroup" };
+
   // Typesets every formula. Errors and commands that asked to be trusted (links,
   // images, classes, styles) are reported with the region they are in, so the
   // job fails naming the question or the option at fault.
@@ -33,6 +37,7 @@
       try {
         window.katex.render(latex, el, {
           displayMode: el.classList.contains("display"),
+          macros: Object.assign({}, MACROS),
           throwOnError: true,
           trust: (context) => {
             refused.push({ region: region, command: context.command });
@@ -48,6 +53,108 @@
       }
     }
     return { errors: errors, refused: refused };
+  }
+
+  // What a reader sees of a region as text: its text nodes, with each formula
+  // (KaTeX's output and its TeX annotation are not text) and each nested region
+  // as a break, and paragraphs and list items on lines of their own.
+  const BREAK = "\u2063";
+  function readerText(node, out) {
+    for (const child of node.childNodes) {
+      if (child.nodeType === Node.TEXT_NODE) {
+        out.push(child.data);
+      } else if (child.nodeType === Node.ELEMENT_NODE) {
+        if (child.classList.contains("math") || child.hasAttribute("data-region")) {
+          out.push(BREAK);
+        } else if (/^(P|LI|DIV|FIGURE|FIGCAPTION|BR)$/.test(child.tagName)) {
+          out.push("\n");
+          readerText(child, out);
+          out.push("\n");
+        } else {
+          readerText(child, out);
+        }
+      }
+    }
+    return out;
+  }
+
+  // Whether `\name` is a command to the typesetter (KaTeX knows it, even when it
+  // wants arguments) rather than a backslash in prose such as `C:\Users` or `\n`.
+  const commandCache = new Map();
+  function isCommand(name) {
+    if (!commandCache.has(name)) {
+      let known = true;
+      if (window.katex) {
+        try {
+          window.katex.renderToString("\\" + name, { throwOnError: true, strict: "ignore" });
+        } catch (error) {
+          known = !/Undefined control sequence/.test(String(error && error.message));
+        }
+      }
+      commandCache.set(name, known);
+    }
+    return commandCache.get(name);
+  }
+
+  function around(text, start, end) {
+    return text.slice(Math.max(0, start - 12), end + 12).replace(/[\n\u2063]+/g, " ").trim();
+  }
+
+  // LaTeX a reader would see as source on the page: a display or bracket
+  // delimiter, a command (`\mu`, or any `\name{`), a dollar that opens TeX
+  // (`$\mu`, `$^`), or two dollars around TeX (not prose) or one token (`$x$`). An
+  // amount is not: a dollar followed by a digit closes no formula of plain
+  // text ("$5 and $10"), and two dollars around plain words are prose ("$5
+  // per share, in $ thousands").
+  // Two words of three letters or more in a row (not command names): prose.
+  const PROSE = /(?<![\\A-Za-z])[A-Za-z]{3,}\s+[A-Za-z]{3,}(?![A-Za-z])/;
+  function rawLatexIn(text) {
+    const found = [];
+    for (const m of text.matchAll(/\$\$|\\[()[\]]/g)) {
+      found.push({ kind: "delimiter", token: m[0], context: around(text, m.index, m.index + 2) });
+    }
+    for (const m of text.matchAll(/\\([A-Za-z]+)(\{?)/g)) {
+      if (m[2] || isCommand(m[1])) {
+        const end = m.index + m[0].length;
+        found.push({ kind: "command", token: "\\" + m[1], context: around(text, m.index, end) });
+      }
+    }
+    const dollars = [];
+    for (let i = 0; i < text.length; i++) {
+      if (text[i] === "$" && text[i - 1] !== "\\" && text[i - 1] !== "$" && text[i + 1] !== "$") {
+        dollars.push(i);
+      }
+    }
+    for (const i of dollars) {
+      if (/[\\^_{]/.test(text[i + 1] || "")) {
+        found.push({ kind: "delimiter", token: "$", context: around(text, i, i + 2) });
+      }
+    }
+    for (let k = 0; k + 1 < dollars.length; k++) {
+      const open = dollars[k];
+      const close = dollars[k + 1];
+      const inner = text.slice(open + 1, close);
+      if (inner.includes("\n") || inner.includes(BREAK)) continue;
+      const latex = inner.trim();
+      const tex = /[\\^_{}]/.test(latex) && !PROSE.test(latex.replace(/\{[^{}]*\}/g, " "));
+      if (/\d/.test(text[close + 1] || "") && !tex) continue;
+      if (latex && (tex || !/\s/.test(latex))) {
+        found.push({ kind: "delimiter", token: "$", context: around(text, open, close + 1) });
+      }
+    }
+    return found;
+  }
+
+  // Every region's reader text checked for LaTeX left as source, in page order.
+  function rawLatex() {
+    const found = [];
+    for (const el of document.querySelectorAll("[data-region]")) {
+      const text = readerText(el, []).join("");
+      for (const finding of rawLatexIn(text)) {
+        found.push({ region: el.getAttribute("data-region"), ...finding });
+      }
+    }
+    return found;
   }
 
   function overflowing(box) {
@@ -208,6 +315,7 @@
       scale: fitted.scale,
       fits: fitted.fits,
       math_errors: math.errors,
+      raw_latex: rawLatex(),
       math_blocked: math.refused,
       broken_images: broken,
       blocked: blocked.slice(),

@@ -15,14 +15,13 @@ from importlib import resources
 
 import jinja2
 
-from itemshot.renderer.items import Item
+from itemshot.renderer.items import LETTERS, Item
 from itemshot.renderer.presentation import Presentation
 from itemshot.renderer.seeds import canonical_json
 
 TEMPLATE_VERSION = "v1"
 MODES = ("generate", "restyle")
 ADJUSTMENTS = ("stress_text", "larger_font", "keep_figure", "plainer_background")
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 SCENE_WORDS = {
     "exam_sheet": "a printed exam sheet lying on a desk",
