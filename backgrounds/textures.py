@@ -10,7 +10,6 @@ callers that need a fresh backdrop per image at the cost of a copy.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from functools import lru_cache
 
@@ -18,6 +17,7 @@ import cv2
 import numpy as np
 
 from itemshot.backgrounds.noise import blur, fbm, grain, streaks
+from itemshot.seeds import seed_hash
 
 RGB = tuple[int, int, int]
 
@@ -233,8 +233,7 @@ _BUCKET = 64
 @lru_cache(maxsize=96)
 def _base(kind: str, variant: str, index: int, side: int) -> np.ndarray:
     """A square base texture, generated once per key and kept read-only."""
-    key = f"{kind}\x1f{variant}\x1f{index}\x1f{side}".encode()
-    seed = int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") >> 1
+    seed = seed_hash(f"{kind}\x1f{variant}\x1f{index}\x1f{side}", "blake2b")
     base = make_texture(kind, side, side, seed, variant)
     base.setflags(write=False)
     return base

@@ -23,8 +23,8 @@ import json
 import sys
 from pathlib import Path
 
-from itemshot.factorial.parsers import coerce_options, parse_mmmu_pro, row_rng
-from itemshot.factorial.parsers_strict import parse_strict
+from itemshot.factorial.answers.parsers import coerce_options, parse_mmmu_pro, row_rng
+from itemshot.factorial.answers.parsers_strict import parse_strict
 
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUTS = ROOT / "tests" / "data" / "mmmu-pro" / "outputs"

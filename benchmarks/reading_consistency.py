@@ -31,8 +31,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import itemshot
-from itemshot.factorial.sweep import read_manifest
-from itemshot.factorial.transcripts import score_transcript
+from itemshot.factorial.analysis.transcripts import score_transcript
+from itemshot.factorial.design.sweep import read_manifest
 from itemshot.verify.labels import split_label
 
 DEFAULT_SCENES = "exam_sheet,whiteboard,blackboard,webpage"

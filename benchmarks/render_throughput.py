@@ -113,8 +113,9 @@ async def _capture_alone(
 
     async def show(slot: Any, document: PageDocument) -> None:
         slot.assets = dict(document.assets)
+        faces = [dict(face) for face in document.fit_faces]
         await slot.page.evaluate(
-            _SHOW_AND_LAYOUT, [document.html, document.min_scale, document.device_scale]
+            _SHOW_AND_LAYOUT, [document.html, document.min_scale, document.device_scale, faces]
         )
 
     async def capture(slot: Any) -> None:

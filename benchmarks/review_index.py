@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _measure import tree_rss_bytes  # noqa: E402
 
-from itemshot.factorial.review_log import Decision, utc_now  # noqa: E402
+from itemshot.factorial.review.log import Decision, utc_now  # noqa: E402
 from itemshot.review.index import Query, ReviewIndex  # noqa: E402
 from tests.review_sets import review_server, synthetic_set  # noqa: E402
 

@@ -34,8 +34,8 @@ from benchmarks._measure import PeakSamples, _pss_bytes
 from itemshot.executors.base import Executor
 from itemshot.executors.loopback import LoopbackCluster, process_tree
 from itemshot.executors.ray import RayExecutor
-from itemshot.factorial.controller import load_items, plan_sweep
-from itemshot.factorial.design import load_design, with_dataset
+from itemshot.factorial.design.controller import load_items, plan_sweep
+from itemshot.factorial.design.design import load_design, with_dataset
 from itemshot.pipeline import RunSettings, RunSummary, run_jobs
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,8 +15,11 @@ and through each capture preset at each severity asked for, then:
    the reader reads, a passed image it does not) go on a contact sheet;
 3. builds one-defect suites from the renders of every scene and capture
    (pixel defects are made on the clean page and captured again with the same
-   parameters) and prints the recall per defect kind in region mode and in
-   whole-image mode (no layout record), worst capture cell beside the average;
+   parameters; item-side edits of `tests.item_edits` — a meaning word, a
+   negation, a formula digit, a unit prefix — rendered with the original's
+   presentation and checked against the original item) and prints the recall
+   per defect kind in region mode and in whole-image mode (no layout record),
+   worst capture cell beside the average;
 4. measures verification throughput on the clean 768×1024 renders with
    `--workers` processes, beside tesseract's own full-page rate measured in
    the same run (a ratio that survives a loaded machine).
@@ -52,17 +55,17 @@ from itemshot.degradations.presets import PRESETS
 from itemshot.pipeline import RunSettings, run_jobs
 from itemshot.renderer.adapters import load_dataset
 from itemshot.renderer.items import Item
-from itemshot.renderer.jobs import JobRequest, plan
+from itemshot.renderer.jobs import Job, JobRequest, make_job, plan
 from itemshot.renderer.output import read_jsonl
 from itemshot.renderer.presentation import FONT_STYLES, SCENES, PresentationSpec
 from itemshot.renderer.records import Region
-from itemshot.verify import defects
 from itemshot.verify import expected as source
 from itemshot.verify.pool import run_all
 from itemshot.verify.regions import verify_image
 from itemshot.verify.text import ocr_accuracy, word_recall
 from itemshot.verify.tokens import is_short, short_option_found
 from itemshot.verify.whole_image import _align, audit_image
+from tests import defects
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "data" / "mmmu-pro" / "tool" / "data.jsonl"
@@ -155,14 +158,19 @@ def _reader():  # type: ignore[no-untyped-def]
 
 
 def _readable(case: defects.Case) -> bool:
+    """Return whether the independent reader reads a case's image (see `readable`)."""
+    return readable(case.image, case.item)
+
+
+def readable(image: np.ndarray, item: Item) -> bool:
     """Return whether the independent reader finds the stem's words and every text option."""
-    bgr = np.ascontiguousarray(case.image[:, :, ::-1])
+    bgr = np.ascontiguousarray(image[:, :, ::-1])
     found = _reader().ocr(bgr)[0] or []
     page = "\n".join(text for _box, (text, _score) in found)
-    stem = source.stem(case.item, drop_figure_refs=True)
+    stem = source.stem(item, drop_figure_refs=True)
     if stem.text.strip() and word_recall(stem.text, page) < 0.85:
         return False
-    for option in source.options(case.item, drop_figure_refs=True):
+    for option in source.options(item, drop_figure_refs=True):
         text = option.text.strip()
         if not text or option.math:
             continue
@@ -248,6 +256,13 @@ def main() -> None:
     )
     parser.add_argument("--per-kind", type=int, default=3, help="defects per kind per capture cell")
     parser.add_argument("--whole-per-kind", type=int, default=2, help="the same, whole-image mode")
+    parser.add_argument(
+        "--edits-per-kind",
+        type=int,
+        default=2,
+        help="item-side edits (word, negation, formula digit, unit prefix) rendered per kind "
+        "per capture cell; both modes verify them",
+    )
     parser.add_argument("--no-reader", action="store_true", help="skip the independent reader")
     parser.add_argument(
         "--reuse-verdicts",
@@ -307,7 +322,7 @@ def main() -> None:
         ]
         _report(results, seconds)
         if not args.reuse_verdicts:
-            _defect_suites(cases, looks, args)
+            _defect_suites(cases, looks, args, _edited_cases(out, requests, args))
             _throughput(cases, args.workers, args.throughput_sample)
         if not args.no_reader:
             # Every capture is read; clean renders all, or (--read-clean rejected) only those
@@ -414,8 +429,57 @@ def _disagreements(
         print(f"\n{len(picked)} disagreements: {contact_sheet(out, picked, sheet.resolve())}")
 
 
+def _edited_cases(
+    out: Path, requests: Sequence[JobRequest], args: argparse.Namespace
+) -> list[tuple[defects.Case, tuple[str, str, tuple[str, str]]]]:
+    """Render item-side edits (`defects.EDIT_KINDS`) of up to `--edits-per-kind` requests per cell.
+
+    Each edited item is rendered with its request's presentation (so the
+    job seed, scene, font and capture are the original's) into `out/edits`,
+    and checked against the original item. Returns each case with its look.
+    """
+    rng = random.Random(5)
+    cells: dict[tuple[str, str], list[JobRequest]] = defaultdict(list)
+    for request in requests:
+        spec = request.spec
+        cells[(spec.capture, spec.severity) if spec.capture else CLEAN].append(request)
+    planned: list[tuple[Job, str, Item, tuple[str, str, tuple[str, str]]]] = []
+    for cell in sorted(cells):
+        order = list(cells[cell])
+        rng.shuffle(order)
+        for kind in defects.EDIT_KINDS:
+            count = 0
+            for request in order:
+                if count >= args.edits_per_kind:
+                    break
+                made = defects.edited_request(request, kind, seed=3)
+                if made is None:
+                    continue
+                job = make_job(made[0], 1)  # the run seed of the clean renders
+                look = (request.spec.scene, request.spec.font_style, cell)
+                planned.append((job, kind, request.item, look))
+                count += 1
+    if not planned:
+        return []
+    edits = out / "edits"
+    run_jobs([job for job, *_rest in planned], edits, RunSettings(workers=args.workers))
+    done = {
+        r["image"].rsplit(".", 1)[0]: r
+        for r in read_jsonl(edits / "manifest.jsonl")
+        if r["status"] == "ok"
+    }
+    return [
+        (defects.load_case(edits, edits / job.sidecar_path, original, kind), look)
+        for job, kind, original, look in planned
+        if job.image_path.rsplit(".", 1)[0] in done
+    ]
+
+
 def _defect_suites(
-    cases: list[defects.Case], looks: dict[str, tuple], args: argparse.Namespace
+    cases: list[defects.Case],
+    looks: dict[str, tuple],
+    args: argparse.Namespace,
+    edited: Sequence[tuple[defects.Case, tuple]] = (),
 ) -> None:
     rng = random.Random(3)
     cells: dict[tuple[str, str], list[defects.Case]] = defaultdict(list)
@@ -431,6 +495,10 @@ def _defect_suites(
             if per_kind[case.kind] < args.whole_per_kind:
                 whole.append(case)
                 per_kind[case.kind] += 1
+    # Item-side edits are rendered: both modes verify every one of them.
+    looks = {**looks, **{case.name: look for case, look in edited}}
+    region += [case for case, _look in edited]
+    whole += [case for case, _look in edited]
     for mode, suite, check in (("region", region, _verify), ("whole-image", whole, _audit)):
         passed = run_all(check, suite, args.workers)
         flagged: dict[str, dict[object, list[bool]]] = defaultdict(lambda: defaultdict(list))
@@ -438,7 +506,7 @@ def _defect_suites(
             ok = result[0] if isinstance(result, tuple) else result
             flagged[case.kind][looks[case.name][2]].append(not ok)
         print(f"\ndefect recall, {mode} mode ({len(suite)} images):")
-        for kind in defects.KINDS:
+        for kind in (*defects.KINDS, *defects.EDIT_KINDS):
             groups = flagged.get(kind, {})
             good = sum(sum(v) for v in groups.values())
             total = sum(len(v) for v in groups.values())

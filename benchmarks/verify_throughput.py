@@ -35,7 +35,6 @@ from itemshot.pipeline import RunSettings, run_jobs
 from itemshot.renderer.adapters import load_dataset
 from itemshot.renderer.jobs import JobRequest, plan
 from itemshot.renderer.presentation import PresentationSpec
-from itemshot.verify import defects
 from itemshot.verify import expected as source
 from itemshot.verify.ocr import language_for
 from itemshot.verify.pool import run_all
@@ -43,6 +42,7 @@ from itemshot.verify.regions import verify_image
 from itemshot.verify.text import ocr_accuracy
 from itemshot.verify.tokens import missing_numbers
 from itemshot.verify.whole_image import _align
+from tests import defects
 
 FIXTURE = (
     Path(__file__).resolve().parents[1] / "tests" / "data" / "mmmu-pro" / "tool" / "data.jsonl"

@@ -2,31 +2,20 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from functools import cache
 
 from PIL import ImageFont
+
+from itemshot.fonts.files import match_font
 
 FontType = ImageFont.FreeTypeFont | ImageFont.ImageFont
 
 
 @cache
-def font_file(pattern: str) -> str | None:
-    """Return the font file fontconfig picks for `pattern` (e.g. `DejaVu Sans:bold`), if any."""
-    if shutil.which("fc-match") is None:
-        return None
-    result = subprocess.run(
-        ["fc-match", "-f", "%{file}", pattern], capture_output=True, text=True, check=False
-    )
-    path = result.stdout.strip()
-    return path or None
-
-
-@cache
 def ui_font(size: int, bold: bool = False) -> FontType:
     """Return a sans-serif UI font of `size` px (DejaVu Sans when installed)."""
-    path = font_file("DejaVu Sans:bold" if bold else "DejaVu Sans")
-    if path is None:
+    # Any sans serif will do for interface text: fontconfig's substitute is accepted.
+    found = match_font("DejaVu Sans:bold" if bold else "DejaVu Sans")
+    if found is None:
         return ImageFont.load_default(size)
-    return ImageFont.truetype(path, max(size, 6))
+    return ImageFont.truetype(found.path, max(size, 6))

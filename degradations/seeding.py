@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
+
+from itemshot.seeds import seed_hash
 
 
 def sub_seed(seed: int, *keys: object) -> int:
     """Return a 63-bit seed derived from `seed` and `keys` by a stable hash (BLAKE2b)."""
-    text = "\x1f".join([str(int(seed)), *(str(k) for k in keys)])
-    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
-    return int.from_bytes(digest, "big") >> 1
+    return seed_hash("\x1f".join([str(int(seed)), *(str(k) for k in keys)]), "blake2b")
 
 
 def rng_for(seed: int, *keys: object) -> np.random.Generator:

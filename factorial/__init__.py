@@ -10,18 +10,18 @@ from itemshot.lazy import lazy_exports
 # Public name -> module; imported on first use so that importing one small module
 # of this package (a constant, a record) does not load OpenCV, SciPy or tesseract.
 _EXPORTS = {
-    "Accuracy": "itemshot.factorial.stats",
-    "Decomposition": "itemshot.factorial.stats",
-    "Effect": "itemshot.factorial.stats",
-    "McNemar": "itemshot.factorial.stats",
-    "ParseResult": "itemshot.factorial.parsers",
-    "accuracy": "itemshot.factorial.stats",
-    "decompose_2x2": "itemshot.factorial.stats",
-    "get_parser": "itemshot.factorial.parsers",
-    "mcnemar_exact": "itemshot.factorial.stats",
-    "parse_mmmu_pro": "itemshot.factorial.parsers",
-    "parse_strict": "itemshot.factorial.parsers_strict",
-    "wilson_interval": "itemshot.factorial.stats",
+    "Accuracy": "itemshot.factorial.analysis.stats",
+    "Decomposition": "itemshot.factorial.analysis.stats",
+    "Effect": "itemshot.factorial.analysis.stats",
+    "McNemar": "itemshot.factorial.analysis.stats",
+    "ParseResult": "itemshot.factorial.answers.parsers",
+    "accuracy": "itemshot.factorial.analysis.stats",
+    "decompose_2x2": "itemshot.factorial.analysis.stats",
+    "get_parser": "itemshot.factorial.answers.registry",
+    "mcnemar_exact": "itemshot.factorial.analysis.stats",
+    "parse_mmmu_pro": "itemshot.factorial.answers.parsers",
+    "parse_strict": "itemshot.factorial.answers.parsers_strict",
+    "wilson_interval": "itemshot.factorial.analysis.stats",
 }
 
 __all__ = [

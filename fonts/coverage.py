@@ -1,14 +1,13 @@
 """Glyph coverage: does a family really draw every character of an item's text?
 
-Font files are found at runtime with `fc-match` and their cmaps read with
-fontTools once per process. A code point counts as covered only when its glyph
+Font files are found at runtime with `fc-match` (`files.font_file`) and their
+cmaps read with fontTools once per process. A code point counts as covered only when its glyph
 has an outline (or the character is whitespace): Nanum Pen Script, for one,
 maps thousands of CJK code points to blank glyphs.
 """
 
 from __future__ import annotations
 
-import subprocess
 import unicodedata
 from dataclasses import replace
 from functools import cache
@@ -24,41 +23,7 @@ from itemshot.fonts.catalogue import (
     has_japanese,
     rtl_scripts,
 )
-
-_FC_WEIGHTS = {
-    100: "thin",
-    200: "extralight",
-    300: "light",
-    400: "regular",
-    500: "medium",
-    600: "semibold",
-    700: "bold",
-    800: "extrabold",
-    900: "black",
-}
-
-
-class FontMissing(LookupError):
-    """A catalogue family is not installed (fontconfig substituted another)."""
-
-
-@cache
-def font_file(family: str, weight: int) -> tuple[str, int]:
-    """Return (file, face index) of an installed family at a CSS weight; raise FontMissing."""
-    pattern = f"{family}:weight={_FC_WEIGHTS.get(round(weight / 100) * 100, 'regular')}"
-    try:
-        found = subprocess.run(
-            ["fc-match", "-f", "%{file}\n%{index}\n%{family}", pattern],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.split("\n")
-    except (OSError, subprocess.CalledProcessError) as error:
-        raise FontMissing(f"fc-match failed for {family!r}: {error}") from None
-    path, index, families = [*found, "", "", ""][:3]
-    if family.lower() not in [f.strip().lower() for f in families.split(",")]:
-        raise FontMissing(f"font family {family!r} is not installed (fontconfig offers {path!r})")
-    return path, int(index or 0)
+from itemshot.fonts.files import font_file
 
 
 class _Coverage:

@@ -11,6 +11,7 @@ The public API mirrors the command line:
 - `export(out, to, dest)`
 - `predict(out, model=…, endpoint=…)`
 - `analyze(predictions, sets)`
+- `plan(effect=0.10, discordant=0.30, power=0.80, alpha=0.05) -> Plan` (`.items`)
 
 Results print as one line (`Items(42 items from data.jsonl)`), say how a run
 ended by name (`RunResult.status` is a `RunStatus`, an `IntEnum` whose values
@@ -47,6 +48,7 @@ from itemshot.api import (
     estimate,
     export,
     load,
+    plan,
     predict,
     render,
     sample_dataset,
@@ -93,6 +95,7 @@ __all__ = [
     "estimate",
     "export",
     "load",
+    "plan",
     "predict",
     "render",
     "sample_dataset",

@@ -29,8 +29,9 @@ if TYPE_CHECKING:
 
     from itemshot.degradations import Captured
     from itemshot.executors.select import ExecutorChoice
-    from itemshot.factorial.exports import ExportResult
-    from itemshot.factorial.predict import PredictSummary
+    from itemshot.factorial.analysis.power import ContrastPlan, Plan
+    from itemshot.factorial.exports.exports import ExportResult
+    from itemshot.factorial.predict.predict import PredictSummary
     from itemshot.generative.run import GenerativeOptions
     from itemshot.renderer.backends.nanobanana.cost import Estimate
     from itemshot.renderer.items import Item, ItemError
@@ -372,15 +373,42 @@ def export(
     *,
     name: str | None = None,
     rejected: str = "leave-out",
+    certified: bool = False,
 ) -> ExportResult:
     """Export an output set for a harness: `hf`, `lmms-eval` or `vlmevalkit`.
 
     Review decisions apply: images rejected in `itemshot review` are left out
     (`rejected="leave-out"`) or kept and marked in DEST/review.json (`"mark"`).
+    A set with a certified review's audit sample gets its state in the HF
+    dataset card: the certification statement once it is complete, "not
+    certified" and what is left otherwise. `certified=True` refuses
+    (ValueError, nothing written) unless the set is certified.
     """
-    from itemshot.factorial.exports import export_set
+    from itemshot.factorial.exports.exports import export_set
+    from itemshot.review.certify import assess_set
 
-    return export_set(Path(out), to, Path(dest), name, rejected=rejected)
+    found = assess_set(Path(out))
+    if certified and (found is None or not found.certified):
+        left = found.next_step() if found else "no audit sample is drawn (itemshot certify --draw)"
+        raise ValueError(
+            f"refusing to call the set certified: its certified review is not complete ({left})"
+        )
+    certification = None
+    if found is not None:
+        certification = {
+            "certified": found.certified,
+            "sample": found.sample_id,
+            "statement": found.statement()
+            if found.certified
+            else f"the certified review of sample {found.sample_id} is incomplete: "
+            f"{found.next_step()}.",
+            "bound": found.bound,
+            "confidence": found.confidence,
+            "max_defect_rate": found.max_defect_rate,
+        }
+    return export_set(
+        Path(out), to, Path(dest), name, rejected=rejected, certification=certification
+    )
 
 
 def predict(
@@ -414,9 +442,9 @@ def predict(
     """
     import asyncio
 
-    from itemshot.factorial.clients import GenerationParams, make_client
-    from itemshot.factorial.predict import PredictConfig, run_predict
-    from itemshot.factorial.retry import RetryPolicy
+    from itemshot.factorial.predict.clients import GenerationParams, make_client
+    from itemshot.factorial.predict.predict import PredictConfig, run_predict
+    from itemshot.factorial.predict.retry import RetryPolicy
 
     config = PredictConfig(
         model=model,
@@ -464,8 +492,8 @@ def analyze(
     `Analysis.paths`). The result reads as the analysis record, with `rows`
     (one per run × cell) and `to_pandas()`.
     """
-    from itemshot.factorial.analysis import analyze as analyze_sets
-    from itemshot.factorial.report import write_report
+    from itemshot.factorial.analysis.analysis import analyze as analyze_sets
+    from itemshot.factorial.report.report import write_report
 
     results = analyze_sets(
         _paths(predictions),
@@ -478,6 +506,105 @@ def analyze(
     )
     paths = tuple(write_report(results, Path(report))) if report is not None else ()
     return Analysis(results, paths)
+
+
+def plan(
+    effect: float | None = None,
+    discordant: float = 0.30,
+    power: float = 0.80,
+    alpha: float = 0.05,
+    *,
+    items: int | None = None,
+    simulations: int = 2000,
+    seed: int = 0,
+) -> Plan:
+    """Return the items a paired contrast needs to detect `effect`, or what `items` detect.
+
+    `effect` is a difference in accuracy (0.10 for 10 points) and
+    `discordant` the share of items right in one condition and wrong in the
+    other (a pilot's, see `pilot_rates`). McNemar's test by Connor's formula;
+    `.items` is the number of items, `.simulated_power` the simulation check.
+    Give `items` instead of `effect` for the smallest detectable effect.
+    """
+    from itemshot.factorial.analysis.power import plan as plan_contrast
+
+    return plan_contrast(effect, discordant, power, alpha, items, simulations, seed)
+
+
+def pilot_rates(
+    *,
+    pilot: Sequence[str | Path] | None = None,
+    predictions: str | Path | Sequence[str | Path] | None = None,
+    sets: str | Path | Sequence[str | Path] = (),
+    parser: str = "strict",
+) -> dict[str, tuple[float, str]]:
+    """Return discordant rates measured on a pilot, for `plan_design`.
+
+    `pilot`: two scored response files (rows with `id` and `if_right` or
+    `correct`, as published MMMU-Pro outputs): one rate for every contrast
+    (key `*`). `predictions` and `sets`: a pilot sweep; one rate per contrast
+    (`factor: level − reference`) and per factor, over its runs and cells.
+    """
+    from itemshot.factorial.analysis.power import discordance, outcomes_from_records
+    from itemshot.factorial.analysis.scoring import read_jsonl
+
+    if pilot is not None:
+        first, second = (Path(p) for p in pilot)
+        pairs = discordance(
+            outcomes_from_records(read_jsonl(first)), outcomes_from_records(read_jsonl(second))
+        )
+        if not pairs.n_items:
+            raise ValueError(f"{first.name} and {second.name} share no item id")
+        source = f"{first.stem} vs {second.stem}, {pairs.n_items} items"
+        return {"*": (pairs.rate, source)}
+    if predictions is None:
+        raise ValueError("give pilot (two scored files) or predictions and sets")
+    from itemshot.factorial.analysis.analysis import analyze as analyze_sets
+
+    results = analyze_sets(_paths(predictions), _paths(sets), parser, n_boot=100)
+    found: dict[str, list[tuple[float, int]]] = {}
+    for run in results.runs:
+        for effect in run.model_effects.effects if run.model_effects else ():
+            if effect.discordant == effect.discordant:
+                for key in (f"{effect.factor}: {effect.level} − {effect.reference}", effect.factor):
+                    found.setdefault(key, []).append((effect.discordant, effect.n_items))
+    if not found:
+        raise ValueError("the pilot's predictions hold no contrast of a factor with its reference")
+    rates = {}
+    for key, values in found.items():
+        total = sum(n for _, n in values)
+        rate = sum(r * n for r, n in values) / total
+        rates[key] = (rate, f"pilot, {total} item pairs")
+    return rates
+
+
+def plan_design(
+    design: str | Path,
+    rates: Mapping[str, tuple[float, str]],
+    *,
+    effect: float = 0.10,
+    power: float = 0.80,
+    alpha: float = 0.05,
+    items: int | None = None,
+) -> list[ContrastPlan]:
+    """Return the plan of every contrast of a design (each level against its reference).
+
+    `rates` from `pilot_rates` or `{"*": (0.30, "stated")}`. The items at hand
+    are `items`, else the design's dataset, for each contrast's smallest
+    detectable effect.
+    """
+    from itemshot.factorial.analysis.power import design_contrasts, plan_contrasts
+    from itemshot.factorial.design.design import load_design
+
+    loaded = load_design(design)
+    reference = dict(loaded.reference) or {name: levels[0] for name, levels in loaded.factors}
+    varying = [(name, levels) for name, levels in loaded.factors if len(levels) > 1]
+    if items is None:
+        spec = loaded.dataset
+        items = len(load(spec.path, spec.format, spec.mapping, missing_images=spec.missing_images,
+                         limit=spec.limit, config=spec.config, split=spec.split))  # fmt: skip
+    contrasts = design_contrasts(varying, reference)
+    return plan_contrasts(contrasts, rates, effect, power, alpha, items)
 
 
 def _paths(value: str | Path | Sequence[str | Path]) -> list[Path]:

@@ -29,6 +29,7 @@ from itemshot.outputs import (
     write_summary,
 )
 from itemshot.renderer.jobs import Job, PlanFailure
+from itemshot.renderer.measures import final_measures
 from itemshot.renderer.output import (
     RunInterrupted,
     RunStopped,
@@ -156,6 +157,8 @@ def write_result(out: Path, result: JobResult) -> ManifestRow:
         width=layout.width,
         height=layout.height,
         font_scale=layout.font_scale,
+        # x-height, figure area, page scale, options and lines, in final pixels.
+        measures=final_measures(layout),
         fonts_requested=list(layout.fonts_requested),
         placeholders=list(rendered.record.get("placeholders", ())),
         figure_files=figure_files,

@@ -37,6 +37,14 @@ class RunStatus(enum.IntEnum):
         """Return the status's name in lower case (`some_failed`)."""
         return self.name.lower()
 
+    def __str__(self) -> str:
+        # A notebook's print(run.status) should say what happened, not a bare exit code.
+        return f"{self.label} ({self.value})"
+
+    def __format__(self, spec: str) -> str:
+        # f"{status}" reads like str(status), as Python 3.12 does for every enum.
+        return format(str(self), spec)
+
 
 def to_pandas(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """Return rows of dicts as a pandas DataFrame (pandas is an optional dependency)."""
@@ -175,6 +183,7 @@ class SweepRun:
     design_type: str = ""
     rows: tuple[Mapping[str, Any], ...] = ()
     audit: VerifyResult | None = None  # with `verify=True`
+    confounds: Any = None  # a factorial ConfoundReport of the rendered images
 
     @property
     def status(self) -> RunStatus:
@@ -290,11 +299,9 @@ class Analysis:
                         "accuracy": accuracy.rate,
                         "low": accuracy.low,
                         "high": accuracy.high,
-                        **{
-                            name: getattr(cell, name)
-                            for name in ("invalid", "unparsed", "fallback", "request_errors")
-                            if hasattr(cell, name)
-                        },
+                        "unparsed": cell.unparsed,
+                        "fallback": cell.fallback,
+                        "request_errors": cell.request_errors,
                     }
                 )
         return table

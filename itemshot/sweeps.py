@@ -16,9 +16,15 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from itemshot.executors.base import Executor
-from itemshot.factorial.controller import SWEEP_SUMMARY, SweepPlan, manifest_rows, sweep_record
+from itemshot.factorial.design.controller import (
+    SWEEP_SUMMARY,
+    SweepPlan,
+    manifest_rows,
+    sweep_record,
+)
 from itemshot.outputs import (
     RENDER_FIELDS,
+    ManifestRow,
     manifest_path,
     read_manifest,
     with_earlier,
@@ -42,7 +48,7 @@ class SweepResult:
     text_rows: int = 0
     failed_rows: int = 0
     seconds: float = 0.0
-    failures: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[ManifestRow] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """Return the result as a JSON-ready dict."""
@@ -119,15 +125,17 @@ def sweep_design(
     """Run a factorial design file end to end: plan, check balance, render, write the manifest.
 
     The design is read and its dataset loaded (`dataset`, `config`, `split`
-    and `limit` override its own); the plan's balance report and the design
-    go into the folder beside the manifest. With `verify` (None: the design's
+    and `limit` override its own); the plan's balance report, the confound
+    check of the rendered images (`confounds.json`) and the design go into the
+    folder beside the manifest. With `verify` (None: the design's
     `verify`), every image is then checked against its source item as its
     condition shows it, and the verdicts go into the manifest.
     """
     from itemshot.executors.select import open_executor
-    from itemshot.factorial.balance import balance_report
-    from itemshot.factorial.controller import describe_plan, load_items, plan_sweep
-    from itemshot.factorial.design import load_design, with_dataset
+    from itemshot.factorial.design.balance import balance_report
+    from itemshot.factorial.design.confounds import CONFOUNDS_FILE, confound_report
+    from itemshot.factorial.design.controller import describe_plan, load_items, plan_sweep
+    from itemshot.factorial.design.design import load_design, with_dataset
     from itemshot.progress import progress_bar
     from itemshot.renderer.output import atomic_write
     from itemshot.results import SweepRun
@@ -158,6 +166,11 @@ def sweep_design(
                 lambda _event: step(),
                 executor=chosen,
             )
+        # Beside the balance of the plan, the confounds of what was drawn: whether
+        # each contrast changed, within an item, anything besides its factor.
+        rows = tuple(row.to_json() for row in read_manifest(folder))
+        confounds = confound_report(rows, loaded.factors, loaded.reference, loaded.held)
+        atomic_write_json(folder / CONFOUNDS_FILE, confounds.as_dict())
         checking = loaded.verify if verify is None else verify
         if checking and result.render.rendered + result.render.skipped > 0:
             audit = verify_set(
@@ -179,4 +192,5 @@ def sweep_design(
         loaded.type,
         rows=tuple(row.to_json() for row in read_manifest(folder)),
         audit=audit,
+        confounds=confounds,
     )

@@ -177,7 +177,7 @@ def as_shown(item: Item, row: Mapping[str, Any], seed: int) -> Item:
     level = condition.get("n_options") if isinstance(condition, Mapping) else None
     if level is None:
         return item
-    from itemshot.factorial.option_sets import option_set, with_options
+    from itemshot.factorial.design.option_sets import option_set, with_options
 
     return with_options(item, option_set(item, level, seed))
 

@@ -12,9 +12,13 @@ from itemshot.renderer.presentation import Presentation, PresentationError, Pres
 from itemshot.renderer.seeds import canonical_json, derive_seed, stable_hash
 
 # Bump when a change to templates or backend changes the pixels of existing jobs.
-RENDERER_VERSION = "3"  # 2: seamless (periodic) scene texture tiles
+RENDERER_VERSION = "4"  # 2: seamless (periodic) scene texture tiles
 # 3: `$…$` with spaces inside, undelimited formulas and `\$` typeset or shown as
 # dollars; characters a face draws as another character set in another face
+# 4: each face set at the size that gives it the reference face's x-height, at the
+# reference's line pitch and spacing; the page scale the one at which the item fits
+# in every font style; scene furniture in the reference face; decorations, capture
+# sampling and `random` presentation fields seeded from the item (`Job.held_seed`)
 
 
 FIGURE_MODES = ("show", "placeholder", "omit")
@@ -65,6 +69,16 @@ class Job:
     seed: int
     key: str
     content: Content = field(default_factory=Content)
+    # Seeds what an item keeps across every cell of a design (scene decorations,
+    # capture sampling): derived from the run seed and the item alone, so that
+    # two cells of one item differ only in what their conditions vary. None:
+    # the job's own seed (a job made by hand, a review's new attempt).
+    held_seed: int | None = None
+
+    @property
+    def item_seed(self) -> int:
+        """Return the seed of what the item keeps across cells (`held_seed`, else `seed`)."""
+        return self.seed if self.held_seed is None else self.held_seed
 
     @property
     def stem(self) -> str:
@@ -97,15 +111,28 @@ class PlanFailure:
 
 
 def make_job(request: JobRequest, run_seed: int) -> Job:
-    """Return the job for a request; the seed comes from (run seed, item id, condition, spec)."""
+    """Return the job for a request; the seed comes from (run seed, item id, condition, spec).
+
+    What the item keeps across cells (`random` presentation fields, scene
+    decorations, capture sampling) comes from `held_seed`: (run seed, item id).
+    """
     spec_key = canonical_json({k: v for k, v in vars(request.spec).items() if v is not None})
     seed = derive_seed(run_seed, request.item.id, dict(request.condition), spec_key)
+    held = derive_held_seed(run_seed, request.item.id)
     try:
-        presentation = request.spec.resolve(random.Random(seed))
+        # `random` fields are drawn per item, not per cell: what a design leaves
+        # to chance is then the same in every cell of an item, not a confound.
+        presentation = request.spec.resolve(random.Random(held))
     except PresentationError as error:
         raise ItemError(request.item.id, error.field, str(error)) from None
-    key = job_key(request.item, presentation, request.condition, request.content, seed)
-    return Job(request.item, presentation, dict(request.condition), seed, key, request.content)
+    key = job_key(request.item, presentation, request.condition, request.content, seed, held)
+    condition = dict(request.condition)
+    return Job(request.item, presentation, condition, seed, key, request.content, held)
+
+
+def derive_held_seed(run_seed: int, item_id: str) -> int:
+    """Return the seed of what an item keeps across the cells of a run (see `Job.held_seed`)."""
+    return derive_seed(run_seed, item_id, "held")
 
 
 def job_key(
@@ -114,6 +141,7 @@ def job_key(
     condition: Mapping[str, Any],
     content: Content,
     seed: int,
+    held: int | None = None,
 ) -> str:
     """Return the key naming a Chromium render: what goes into the image, nothing else."""
     return stable_hash(
@@ -123,6 +151,7 @@ def job_key(
         dict(condition),
         content.as_dict(),
         seed,
+        held,
     )
 
 
@@ -160,5 +189,5 @@ def page_job(job: Job, capture: str | None = None) -> Job:
     presentation = job.presentation
     if capture is not None:
         presentation = replace(presentation, capture=capture)
-    key = job_key(job.item, presentation, job.condition, job.content, job.seed)
+    key = job_key(job.item, presentation, job.condition, job.content, job.seed, job.held_seed)
     return replace(job, presentation=presentation, key=key)

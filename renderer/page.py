@@ -15,6 +15,7 @@ from itemshot.backgrounds.scene_textures import mean_color
 from itemshot.backgrounds.texture_names import texture_file
 from itemshot.fonts.catalogue import FontChoice
 from itemshot.fonts.coverage import resolve_fonts
+from itemshot.fonts.metrics import REFERENCE_STYLE, matched_size
 from itemshot.renderer.assets import katex_available
 from itemshot.renderer.direction import RTL, item_direction, text_direction
 from itemshot.renderer.items import LETTERS, Figure, Item
@@ -29,7 +30,7 @@ from itemshot.renderer.markup import (
     paragraphs,
     parse_inline,
 )
-from itemshot.renderer.presentation import Presentation
+from itemshot.renderer.presentation import FONT_STYLES, Presentation
 from itemshot.renderer.scene_words import SCENE_WORDS
 
 # Scene furniture in the item's language, so a Japanese page is Japanese throughout.
@@ -73,6 +74,7 @@ WORDS: dict[str, dict[str, str]] = {
 # Longest option (in characters) that still sits well in a two-column grid.
 TWO_COLUMN_MAX_CHARS = 38
 MIN_FONT_PX = 11  # never shrink text below this (CSS px at the reference size)
+LINE_HEIGHT = 1.35  # line pitch, in multiples of the nominal size (the reference face's)
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,12 @@ class PageDocument:
     placeholders: tuple[int, ...]
     # (region, command) of every blocked LaTeX command the item's formulas use.
     math_blocked: tuple[tuple[str, str], ...] = ()
+    # The CSS px the item's text is set at (before fitting): the nominal size
+    # for the reference face, the x-height-matched size for any other.
+    font_px: float = 0.0
+    # Every font style of the catalogue as the page's fit sets the item's text in
+    # it (see `fit_faces`): the page scale is the one at which all of them fit.
+    fit_faces: tuple[dict[str, Any], ...] = ()
 
 
 def _environment() -> jinja2.Environment:
@@ -117,12 +125,22 @@ def words_for(language: str) -> dict[str, str]:
 
 
 def build_page(
-    item: Item, presentation: Presentation, seed: int, content: Content | None = None
+    item: Item,
+    presentation: Presentation,
+    seed: int,
+    content: Content | None = None,
+    decor_seed: int | None = None,
 ) -> PageDocument:
-    """Return the page for `item` drawn with `presentation`; `seed` picks scene decorations."""
+    """Return the page for `item` drawn with `presentation`.
+
+    `decor_seed` (default: `seed`) picks the scene decorations (question
+    number, points, page, variant): a design passes one seeded by the item, so
+    every cell of an item carries the same furniture. `seed` names the job's
+    own figure URLs.
+    """
     content = content or Content()
     words = words_for(item.language)
-    rng = random.Random(seed)
+    rng = random.Random(seed if decor_seed is None else decor_seed)
     decor = {
         "number": rng.randint(1, 30),
         "points": rng.choice([2, 4, 5, 6, 10]),
@@ -187,12 +205,13 @@ def build_page(
         for p in block["paragraphs"]
         for s in p
     ) or any(o["has_math"] for o in options)
-    fonts = resolve_fonts(
-        presentation.font_style,
-        item.language,
-        _rendered_text(blocks, options, words),
-        presentation.font_face,
-    )
+    text = _rendered_text(blocks, options, words)
+    fonts = resolve_fonts(presentation.font_style, item.language, text, presentation.font_face)
+    # The reference face sets the scene furniture, and its x-height at the
+    # nominal size is the one every face's text is given.
+    reference = resolve_fonts(REFERENCE_STYLE, item.language, text)
+    font_px = matched_size(presentation.font_size, fonts.faces[0], reference.faces[0])
+    furniture = resolve_fonts(REFERENCE_STYLE, item.language, _furniture_text(words, decor))
     color = presentation.css_color()
     texture = ""
     if presentation.texture != "none":
@@ -209,7 +228,13 @@ def build_page(
         "font_stack": Markup(fonts.css_stack()),  # catalogue names only, never item text
         "avoided_stack": Markup(fonts.avoided_css_stack()),  # the same; empty when none
         "font_weight": fonts.weight,
-        "font_size": presentation.font_size,
+        "font_size": _css_number(font_px),
+        "reference_size": presentation.font_size,
+        "furniture_stack": Markup(furniture.css_stack()),  # catalogue names only
+        # The same line pitch in px for every face: a face set larger to match the
+        # x-height keeps the reference's lines, not taller ones.
+        "line_height": _line_height(presentation.font_size, font_px),
+        "math_scale": _ratio(presentation.font_size, font_px),
         "margin": presentation.margin,
         "color": Markup(color),  # validated enum or #rrggbb
         "texture": texture,  # a served texture file name or empty
@@ -241,7 +266,56 @@ def build_page(
         decor=decor,
         placeholders=tuple(sorted(n for n in item.missing_figures if n in figures_seen)),
         math_blocked=_blocked_math(blocks, options),
+        font_px=font_px,
+        fit_faces=fit_faces(item.language, text, presentation.font_size, reference),
     )
+
+
+def fit_faces(
+    language: str, text: str, nominal_px: int, reference: FontChoice
+) -> tuple[dict[str, Any], ...]:
+    """Return the item's text in every font style, as the page's fit sets it (see page.js).
+
+    Each entry is a style's CSS font stack (catalogue names only), weight,
+    x-height-matched size, and the line height and formula scale that keep
+    the nominal line pitch and formula size.
+    """
+    faces = []
+    for style in FONT_STYLES:
+        fonts = resolve_fonts(style, language, text)
+        size = matched_size(nominal_px, fonts.faces[0], reference.faces[0])
+        faces.append(
+            {
+                "family": fonts.css_stack(),
+                "weight": fonts.weight,
+                "size": size,
+                "line": float(_line_height(nominal_px, size)),
+                "math": float(_ratio(nominal_px, size)),
+            }
+        )
+    return tuple(faces)
+
+
+def _line_height(nominal_px: int, font_px: float) -> str:
+    """Return the unitless line height that gives text at `font_px` the nominal line pitch."""
+    if font_px == nominal_px:
+        return str(LINE_HEIGHT)
+    return f"{LINE_HEIGHT * nominal_px / font_px:.4f}"
+
+
+def _ratio(nominal_px: int, font_px: float) -> str:
+    """Return nominal / matched size as a CSS number (`1` for the reference face)."""
+    return "1" if font_px == nominal_px else f"{nominal_px / font_px:.4f}"
+
+
+def _css_number(value: float) -> str:
+    """Return a px value for CSS: whole numbers as such (`22`), others to 1/100 (`24.52`)."""
+    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
+
+
+def _furniture_text(words: dict[str, str], decor: dict[str, Any]) -> str:
+    """Return every character the scene furniture may show (words and decoration numbers)."""
+    return "".join(words.values()) + "".join(str(v) for v in decor.values()) + "0123456789/›()"
 
 
 def _blocked_math(

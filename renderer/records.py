@@ -30,7 +30,10 @@ class Region:
     `kind` is `question`, `option`, `figure` or `caption` (a figure's "Figure N"
     line; `figure` holds N for both). `text` is the DOM text as
     rendered, without math; `math` keeps each formula's LaTeX source. `fonts`
-    maps each family actually used for the text to its glyph count. `quad` is
+    maps each family actually used for the text to its glyph count. `font_px`
+    is the text's size in final-render px as the reference face's size of the
+    same x-height (a face set larger to match it reads as the nominal size;
+    `Layout.measures["font_px"]` keeps the CSS size it was set at). `quad` is
     the region in final-image pixels (after any capture warp); `box` its
     axis-aligned bounds on the clean render.
     """
@@ -86,6 +89,9 @@ class Layout:
     math_errors: tuple[str, ...] = ()
     fonts_fallback: Mapping[str, str] = field(default_factory=dict)  # family -> characters
     fonts_uncovered: str = ""
+    # What a presentation contrast may change besides its factor, measured on the
+    # clean render (see `renderer.measures`): x-height, figure area, scale, lines.
+    measures: Mapping[str, Any] = field(default_factory=dict)
 
     def region(self, name: str) -> Region:
         """Return the region called `name` (e.g. `question`, `option:B`, `figure:1`)."""
@@ -104,6 +110,7 @@ class Layout:
             "math_errors": list(self.math_errors),
             "fonts_fallback": dict(self.fonts_fallback),
             "fonts_uncovered": self.fonts_uncovered,
+            "measures": dict(self.measures),
             "regions": [r.as_dict() for r in self.regions],
         }
 
@@ -118,5 +125,6 @@ class Layout:
             math_errors=tuple(record.get("math_errors", ())),
             fonts_fallback=dict(record.get("fonts_fallback", {})),
             fonts_uncovered=record.get("fonts_uncovered", ""),
+            measures=dict(record.get("measures", {})),
             regions=tuple(Region.from_dict(r) for r in record["regions"]),
         )

@@ -6,6 +6,8 @@ import hashlib
 import json
 from typing import Any
 
+from itemshot.seeds import seed_hash
+
 
 def canonical_json(value: Any) -> str:
     """Return `value` as JSON with sorted keys and no whitespace (stable across runs)."""
@@ -19,4 +21,4 @@ def stable_hash(*parts: Any) -> str:
 
 def derive_seed(*parts: Any) -> int:
     """Return a 63-bit seed derived from `parts` (e.g. run seed, item id, condition)."""
-    return int(stable_hash(*parts)[:16], 16) >> 1
+    return seed_hash(canonical_json(list(parts)))

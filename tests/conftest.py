@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -69,3 +69,11 @@ def mix_data() -> Path:
     if not MIX_DATA.is_file():
         pytest.fail(f"fixture missing: {MIX_DATA}")
     return MIX_DATA
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """Return the system Chromium driven by Playwright (one per test module)."""
+    from tests.review_browser import chromium_browser
+
+    yield from chromium_browser()

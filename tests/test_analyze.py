@@ -12,10 +12,10 @@ import pytest
 from PIL import Image, ImageDraw
 from test_predict import StandIn, image_hashes, main, write_manifest
 
-from itemshot.factorial.messages import build_request
-from itemshot.factorial.parsers import coerce_options
-from itemshot.factorial.prompts import resolve_prompts
-from itemshot.factorial.sweep import row_from_record
+from itemshot.factorial.answers.parsers import coerce_options
+from itemshot.factorial.answers.prompts import resolve_prompts
+from itemshot.factorial.design.sweep import row_from_record
+from itemshot.factorial.predict.messages import build_request
 from tests.conftest import MIX_DATA as MIX
 
 RATES = {"S4": 0.8, "S10": 0.6, "V4": 0.7, "V10": 0.45, "whiteboard": 0.3, "blind": 0.25}
@@ -123,7 +123,7 @@ def test_analyze_reports_the_2x2_with_interaction_ci(tmp_path: Path) -> None:
     assert interaction["low"] < interaction["estimate"] < interaction["high"]
     assert results["decomposition"]["n_items"] == N_ITEMS
     cells = {c["label"]: c for c in results["cells"]}
-    assert cells["vision·10"]["invalid"] == sum(
+    assert cells["vision·10·layout=exam_sheet"]["unparsed"] == sum(
         1 for (i, c), ok in truth.items() if c == "V10" and not ok and i.endswith("1")
     )
     ablation = [e for e in results["ablations"] if "whiteboard" in e["name"]]

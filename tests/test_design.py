@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from itemshot.factorial.balance import balance_report
-from itemshot.factorial.conditions import expand
-from itemshot.factorial.controller import plan_sweep
-from itemshot.factorial.design import (
+from itemshot.factorial.design.balance import balance_report
+from itemshot.factorial.design.conditions import expand
+from itemshot.factorial.design.controller import plan_sweep
+from itemshot.factorial.design.design import (
     Design,
     DesignError,
     load_design,
     parse_design,
     with_dataset,
 )
-from itemshot.factorial.option_sets import (
+from itemshot.factorial.design.option_sets import (
     AS_IS,
     ORIGINAL_4,
     SEEDED,

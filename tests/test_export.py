@@ -29,10 +29,10 @@ import yaml
 from PIL import Image
 
 from itemshot.cli import main
-from itemshot.factorial.messages import build_request
-from itemshot.factorial.prompts import builtin_prompts
-from itemshot.factorial.sweep import FORMATS as SWEEP_FORMATS
-from itemshot.factorial.sweep import row_from_record
+from itemshot.factorial.answers.prompts import builtin_prompts
+from itemshot.factorial.design.sweep import FORMATS as SWEEP_FORMATS
+from itemshot.factorial.design.sweep import row_from_record
+from itemshot.factorial.predict.messages import build_request
 from itemshot.renderer.output import read_jsonl
 from tests.conftest import MIX_DATA as MIX
 from tests.conftest import OUTPUTS
@@ -140,7 +140,7 @@ def test_hf_export_is_typed_faithful_and_has_a_card(sweep_out: Path, tmp_path: P
     card = DatasetCard.load(tmp_path / "README.md")
     [data_files] = card.data.configs[0]["data_files"]
     assert data_files["split"] == "test" and (tmp_path / data_files["path"]).is_file()
-    assert "| vision-10 | 3 |" in card.text
+    assert "| vision·10 | 3 |" in card.text  # the cell as the analysis names it
 
 
 def test_hf_export_flags_missing_figures(tmp_path: Path) -> None:
@@ -351,8 +351,8 @@ def test_lmms_eval_cli_scores_equal_itemshot_analyze(sweep_out: Path, tmp_path: 
 
 
 def test_lmms_eval_utils_read_answers_as_itemshot_does(sweep_out: Path, tmp_path: Path) -> None:
-    from itemshot.factorial.parsers import coerce_options
-    from itemshot.factorial.parsers_strict import parse_strict
+    from itemshot.factorial.answers.parsers import coerce_options
+    from itemshot.factorial.answers.parsers_strict import parse_strict
 
     assert _export(sweep_out, "lmms-eval", tmp_path) == 0
     utils = _load_module(tmp_path / "utils.py")
@@ -450,9 +450,8 @@ def test_vlmevalkit_scoring_equals_itemshot_analyze(sweep_out: Path, tmp_path: P
         "".join(json.dumps({"condition_id": r["id"], "response": REPLY}) + "\n" for r in records)
     )
     analysis = itemshot.analyze(predictions, sweep_out, bootstrap=10)
-    for cell in analysis.runs[0].cells:
-        label = f"{cell.format}-{cell.n_options}".replace("_", "-")
-        assert per_cell[label] == pytest.approx(cell.accuracy.rate)
+    for cell in analysis.runs[0].cells:  # one name per cell: VLMEvalKit's split is the label
+        assert per_cell[cell.label] == pytest.approx(cell.accuracy.rate)
 
 
 def test_export_summary_counts_what_the_files_hold(

@@ -16,7 +16,8 @@ from itemshot.fonts.catalogue import (
     all_faces,
     base_faces,
 )
-from itemshot.fonts.coverage import FontMissing, face_draws, font_file, resolve_fonts
+from itemshot.fonts.coverage import face_draws, resolve_fonts
+from itemshot.fonts.files import FontMissing, font_file
 
 README = Path(__file__).resolve().parents[1] / "fonts" / "README.md"
 

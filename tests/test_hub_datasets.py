@@ -17,8 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from itemshot.cli import main
-from itemshot.factorial.controller import load_items
-from itemshot.factorial.design import load_design
+from itemshot.factorial.design.controller import load_items
+from itemshot.factorial.design.design import load_design
 from itemshot.renderer.adapters import DatasetError, load_dataset
 from itemshot.renderer.adapters.hub import select
 from itemshot.renderer.output import read_jsonl

@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import itemshot
-from itemshot.factorial.option_sets import answer_check, inconsistencies, option_set
+from itemshot.factorial.design.option_sets import answer_check, inconsistencies, option_set
 from itemshot.renderer.adapters import RawItem, build_item
 from itemshot.renderer.identity import same_text, visible_form
 from itemshot.renderer.items import Item, ItemError

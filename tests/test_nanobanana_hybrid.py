@@ -24,7 +24,7 @@ from itemshot.renderer.backends.nanobanana.standin import Captured, Reply, Stand
 from itemshot.renderer.items import Item
 from itemshot.renderer.output import read_jsonl
 from itemshot.renderer.records import Layout
-from itemshot.verify import defects
+from tests import defects
 from tests.conftest import SAMPLE_DATA, job_sidecar, run_cli, sample_subset
 
 pytestmark = pytest.mark.slow

@@ -27,8 +27,9 @@ from itemshot.renderer.jobs import JobRequest, plan
 from itemshot.renderer.output import read_jsonl
 from itemshot.renderer.presentation import PresentationSpec
 from itemshot.renderer.records import Layout
-from itemshot.verify import Reason, RegionScore, defects
+from itemshot.verify import Reason, RegionScore
 from itemshot.verify.verdicts import verdict
+from tests import defects
 from tests.conftest import SAMPLE_DATA, run_cli, sample_subset
 
 IDS = ("en-change", "ja-sales")

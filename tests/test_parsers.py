@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from itemshot.factorial.parsers import coerce_options, get_parser, parse_mmmu_pro, row_rng
-from itemshot.factorial.parsers_strict import parse_strict
+from itemshot.factorial.answers.parsers import coerce_options, parse_mmmu_pro, row_rng
+from itemshot.factorial.answers.parsers_strict import parse_strict
+from itemshot.factorial.answers.registry import get_parser
 from tests.conftest import OUTPUTS
 
 # The carried rows of each published GPT-4o file: (rows, rows the official

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from itemshot.cli.analysis import register
+from tests.chat_replies import chat_completion
 from tests.conftest import TOOL_IMAGES as FIXTURE_IMAGES
 from tests.fault_injection import cli_command
 
@@ -111,19 +112,7 @@ class StandIn:
                     content = {"null": None, "empty": "", "blank": " \n\t "}.get(
                         action, standin.answer(body)
                     )
-                    reply = {
-                        "id": "x",
-                        "object": "chat.completion",
-                        "model": body["model"],
-                        "choices": [
-                            {
-                                "index": 0,
-                                "finish_reason": "stop",
-                                "message": {"role": "assistant", "content": content},
-                            }
-                        ],
-                        "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
-                    }
+                    reply = chat_completion(body["model"], content, 11, 3)
                     self._send(200, json.dumps(reply).encode())
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

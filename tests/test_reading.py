@@ -31,11 +31,11 @@ from test_analyze import draw_image
 from test_predict import StandIn, image_hashes, main, write_manifest
 
 import itemshot
-from itemshot.factorial.messages import build_request, build_transcription_request
-from itemshot.factorial.predict import PredictConfig, prompts_for
-from itemshot.factorial.prompts import resolve_prompts
-from itemshot.factorial.sweep import SweepRow, row_from_record
-from itemshot.factorial.transcripts import score_transcript, split_fields, split_ocr_answer
+from itemshot.factorial.analysis.transcripts import score_transcript, split_fields, split_ocr_answer
+from itemshot.factorial.answers.prompts import resolve_prompts
+from itemshot.factorial.design.sweep import SweepRow, row_from_record
+from itemshot.factorial.predict.messages import build_request, build_transcription_request
+from itemshot.factorial.predict.predict import PredictConfig, prompts_for
 
 N_ITEMS = 8
 LETTERS = "ABCD"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 
-from itemshot.factorial.review_log import ReviewState
+from itemshot.factorial.review.log import ReviewState
 from tests.review_sets import review_server, synthetic_set
 
 

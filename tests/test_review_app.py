@@ -11,57 +11,35 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Page
 
-from itemshot.factorial.review_log import read_decisions
-from itemshot.renderer.backends.chromium import find_chromium
+from itemshot.factorial.review.log import read_decisions
 from itemshot.renderer.output import read_jsonl
-from tests.conftest import ROOT, run_cli, sample_subset
+from tests.conftest import ROOT, run_cli
+from tests.review_browser import (
+    open_page,
+    page_position,
+    press_and_follow,
+    ready,
+    render_six,
+)
 from tests.review_sets import review_server
 
 pytestmark = pytest.mark.slow
 
-IDS = ("en-rainfall", "en-change", "en-parabola")
 DOCS = ROOT / "docs"
 
 
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Return a freshly rendered and verified six-image set (3 items × exam sheet, blackboard)."""
-    data = sample_subset(tmp_path_factory.mktemp("data"), IDS)
-    out = tmp_path_factory.mktemp("review") / "exam-set"
-    status = run_cli(
-        "render", data, "--out", out, "--scene", "exam_sheet,blackboard", "--font-size", "22",
-        "--workers", "1", "--no-progress",
-    )  # fmt: skip
-    assert status in (0, 4)  # rendered (some images may fail the audit: they are reviewed too)
-    return out
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    """Return the system Chromium driven by Playwright."""
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=find_chromium())
-        yield launched
-        launched.close()
-
-
-def _open(browser: object, url: str) -> Page:
-    context = browser.new_context(viewport={"width": 1280, "height": 800})  # type: ignore[attr-defined]
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.errors = errors  # type: ignore[attr-defined]
-    page.goto(url)
-    page.wait_for_selector("body[data-ready='1']")
-    return page
+    return render_six(
+        tmp_path_factory.mktemp("data"), tmp_path_factory.mktemp("review") / "exam-set"
+    )
 
 
 def _images_loaded(page: Page) -> None:
@@ -75,23 +53,6 @@ def _images_loaded(page: Page) -> None:
         image.evaluate("img => img.decode()")
 
 
-def _ready(page: Page) -> None:
-    page.wait_for_selector("body[data-ready='1']")
-
-
-def _press_and_follow(page: Page, key: str) -> None:
-    """Press a decision key and wait for the navigation its acknowledged answer triggers."""
-    with page.expect_navigation():
-        page.keyboard.press(key)
-    _ready(page)
-
-
-def _position(page: Page) -> int:
-    match = re.search(r"/item/(\d+)", page.url)
-    assert match, page.url
-    return int(match.group(1))
-
-
 def test_keyboard_review_restart_and_export(
     rendered: Path, browser: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -100,7 +61,7 @@ def test_keyboard_review_restart_and_export(
     assert len(images) == 6
     with review_server(rendered, "--reviewer", "alice") as server:
         assert server.url.startswith("http://127.0.0.1:")
-        page = _open(browser, server.url)
+        page = open_page(browser, server.url)
         cards = page.locator(".card")
         assert cards.count() == 6
         _images_loaded(page)
@@ -110,8 +71,8 @@ def test_keyboard_review_restart_and_export(
         # Enter opens the first image of the queue; `?` shows the keys, Esc hides them.
         with page.expect_navigation():
             page.keyboard.press("Enter")
-        _ready(page)
-        first = _position(page)
+        ready(page)
+        first = page_position(page)
         page.keyboard.press("?")
         assert page.locator("#help").is_visible()
         page.keyboard.press("Escape")
@@ -123,8 +84,8 @@ def test_keyboard_review_restart_and_export(
         page.screenshot(path=str(DOCS / "review-item.png"))
 
         # a: accept → the next image of the queue.
-        _press_and_follow(page, "a")
-        second = _position(page)
+        press_and_follow(page, "a")
+        second = page_position(page)
         assert second != first
         # r, 2 (number_wrong), a note, Enter: reject with a reason → the next image.
         page.keyboard.press("r")
@@ -132,8 +93,8 @@ def test_keyboard_review_restart_and_export(
         page.keyboard.press("2")
         page.keyboard.press("Tab")
         page.keyboard.type("4,600 is drawn as 4,800 <b>sic</b>")
-        _press_and_follow(page, "Enter")
-        third = _position(page)
+        press_and_follow(page, "Enter")
+        third = page_position(page)
         assert len({first, second, third}) == 3
 
         # g: regenerate → a new attempt seed, a different image, shown in place.
@@ -141,7 +102,7 @@ def test_keyboard_review_restart_and_export(
         old_src = page.get_attribute("#image", "src")
         with page.expect_navigation(timeout=180_000):
             page.keyboard.press("g")
-        _ready(page)
+        ready(page)
         new_src = page.get_attribute("#image", "src")
         assert old_src == f"/files/{images[third]}" and new_src != old_src
         new_image = new_src.removeprefix("/files/")
@@ -154,20 +115,20 @@ def test_keyboard_review_restart_and_export(
 
         # Arrows move through the whole queue (status=all) in its order.
         page.goto(server.url + "?status=all")
-        _ready(page)
+        ready(page)
         with page.expect_navigation():
             page.keyboard.press("Enter")
-        _ready(page)
-        start = _position(page)
+        ready(page)
+        start = page_position(page)
         with page.expect_navigation():
             page.keyboard.press("ArrowRight")
-        _ready(page)
-        moved = _position(page)
+        ready(page)
+        moved = page_position(page)
         assert moved != start
         with page.expect_navigation():
             page.keyboard.press("ArrowLeft")
-        _ready(page)
-        assert _position(page) == start
+        ready(page)
+        assert page_position(page) == start
         assert not page.errors  # type: ignore[attr-defined]
         assert server.stop() == 0
 
@@ -198,12 +159,12 @@ def test_keyboard_review_restart_and_export(
     undecided = [i for i in range(6) if i not in (first, second)]
     resume_at = min(undecided, key=lambda i: (manifest[i]["verdict"] != "fail", i))
     with review_server(rendered, "--reviewer", "alice") as server:
-        page = _open(browser, server.url)
+        page = open_page(browser, server.url)
         assert page.locator(".card").count() == 4
         with page.expect_navigation():
             page.keyboard.press("Enter")
-        _ready(page)
-        assert _position(page) == resume_at
+        ready(page)
+        assert page_position(page) == resume_at
         page.goto(f"{server.url}item/{third}")
         assert page.get_attribute("#image", "src") == f"/files/{new_image}"
         page.goto(server.url + "?status=rejected")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 
-from itemshot.factorial.review_log import REJECT_REASONS, REVIEW_LOG, read_decisions
+from itemshot.factorial.review.log import REJECT_REASONS, REVIEW_LOG, read_decisions
 from tests.review_sets import review_server, synthetic_set
 
 BURST = 200

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from itemshot.factorial.review_log import REVIEW_LOG, read_decisions
+from itemshot.factorial.review.log import REVIEW_LOG, read_decisions
 from tests.review_sets import ReviewServer, review_server, synthetic_set
 
 LARGE = 40 * 1024 * 1024  # a body far past the 64 KB limit

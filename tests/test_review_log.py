@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from itemshot.factorial.review_log import (
+from itemshot.factorial.review.log import (
     REVIEW_LOG,
     Decision,
     DecisionError,

@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 from playwright.sync_api import sync_playwright
 
-from itemshot.factorial.review_log import read_decisions
+from itemshot.factorial.review.log import read_decisions
 from itemshot.pipeline import run_jobs
 from itemshot.renderer.adapters import load_dataset
 from itemshot.renderer.backends.chromium import find_chromium

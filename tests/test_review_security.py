@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import sync_playwright
 
-from itemshot.factorial.review_log import REVIEW_LOG, read_decisions
+from itemshot.factorial.review.log import REVIEW_LOG, read_decisions
 from itemshot.renderer.backends.chromium import find_chromium
 from tests.conftest import run_cli
 from tests.review_sets import ReviewServer, review_server, synthetic_set, tiny_png

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from itemshot.cli.analysis import register
-from itemshot.factorial.parsers import coerce_options
-from itemshot.factorial.parsers_strict import parse_strict
+from itemshot.factorial.answers.parsers import coerce_options
+from itemshot.factorial.answers.parsers_strict import parse_strict
 from tests.conftest import OUTPUTS
 
 
@@ -35,14 +35,14 @@ def test_score_json_on_fixture(capsys: pytest.CaptureFixture[str]) -> None:
     # The official evaluation's accuracy on these rows (its `if_right`) lies in the range.
     low, high = official["accuracy_range_over_fallbacks"]
     assert low <= 100 * sum(bool(r["if_right"]) for r in rows) / len(rows) <= high
-    assert official["fallback"] > 0 and official["invalid"] == 0
+    assert official["fallback"] > 0 and official["unparsed"] == 0
     assert official["ci95"][0] < official["accuracy"] < official["ci95"][1]
 
     strict = _score(capsys, path, "strict")
-    invalid = sum(
+    unparsed = sum(
         1 for r in rows if parse_strict(r["response"], coerce_options(r["options"])).letter is None
     )
-    assert strict["invalid"] == invalid and strict["fallback"] == 0
+    assert strict["unparsed"] == unparsed and strict["fallback"] == 0
     assert strict["accuracy_range_over_fallbacks"] == [strict["accuracy"], strict["accuracy"]]
 
 
@@ -56,9 +56,9 @@ def test_score_table_and_bad_rows(tmp_path: Path, capsys: pytest.CaptureFixture[
     ]
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
     result = _score(capsys, path, "strict")
-    assert (result["n"], result["correct"], result["invalid"]) == (3, 2, 1)
+    assert (result["n"], result["correct"], result["unparsed"]) == (3, 2, 1)
     assert len(result["errors"]) == 1 and "'d'" in result["errors"][0]
     assert main(["score", str(path), "--parser", "strict"]) == 0
     table = capsys.readouterr().out
-    assert "66.67" in table and "invalid" in table
+    assert "66.67" in table and "unparsed" in table
     assert main(["score", str(tmp_path / "missing.jsonl")]) == 2

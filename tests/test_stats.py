@@ -12,8 +12,7 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from itemshot.factorial.plots import interaction_plot
-from itemshot.factorial.stats import (
+from itemshot.factorial.analysis.stats import (
     INTERACTION,
     ablation_effects,
     accuracy,
@@ -25,6 +24,7 @@ from itemshot.factorial.stats import (
     paired_matrix,
     wilson_interval,
 )
+from itemshot.factorial.report.plots import interaction_plot
 
 
 @pytest.mark.parametrize(("k", "n"), [(0, 10), (3, 10), (10, 10), (952, 1730), (1, 2), (57, 200)])

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from itemshot.cli import main
-from itemshot.factorial.sweep import read_manifest
+from itemshot.factorial.design.sweep import read_manifest
 from itemshot.renderer.output import read_jsonl
 from itemshot.renderer.sample import sample_jsonl
 from tests.conftest import MIX_DATA as MIX

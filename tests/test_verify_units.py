@@ -464,7 +464,7 @@ def test_a_single_line_question_is_cut_by_its_ink_not_its_box() -> None:
     import random
 
     from itemshot.renderer.records import Layout, Region, box_to_quad
-    from itemshot.verify.defects import question_truncated
+    from tests.defects import question_truncated
 
     image = np.full((50, 600, 3), 250, dtype=np.uint8)
     image[40, :, :] = 120  # a notebook's rule across the whole box

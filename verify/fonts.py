@@ -1,14 +1,16 @@
-"""Font files behind family names (fontconfig at run time) and their glyph coverage (fontTools)."""
+"""What the verifier knows of a family: its files (`itemshot.fonts.files`) and glyph coverage."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
+import contextlib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from fontTools.ttLib import TTFont
+
+from itemshot.fonts.files import FontMissing
+from itemshot.fonts.files import font_file as installed_font
 
 DEFAULT_X_HEIGHT = 0.52  # share of the em, when a font does not say
 
@@ -23,38 +25,12 @@ class FontFacts:
     x_height: float  # in em
 
 
-@lru_cache(maxsize=1)
-def _families() -> dict[str, list[str]]:
-    """Return every installed family name (lower case) mapped to its font files."""
-    if shutil.which("fc-list") is None:
-        return {}
-    listing = subprocess.run(
-        ["fc-list", "--format", "%{file}\t%{family}\t%{style}\n"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout
-    found: dict[str, list[tuple[int, str]]] = {}
-    for line in listing.splitlines():
-        parts = line.split("\t")
-        if len(parts) < 2:
-            continue
-        path, families = parts[0], parts[1]
-        style = parts[2] if len(parts) > 2 else ""
-        rank = 0 if "Regular" in style or "Book" in style else 1
-        for family in families.split(","):
-            found.setdefault(family.strip().lower(), []).append((rank, path))
-    return {name: [p for _r, p in sorted(paths)] for name, paths in found.items()}
-
-
 def font_file(family: str) -> str | None:
-    """Return a font file of `family` (its regular face when there is one), or None."""
-    files = _families().get(family.strip().strip("'\"").lower())
-    return files[0] if files else None
-
-
-# fontconfig's weights for CSS regular (400) and bold (700).
-_FC_WEIGHTS = {"regular": 80, "bold": 200}
+    """Return the file of `family`'s regular face, or None when the family is not installed."""
+    try:
+        return installed_font(family)[0]
+    except FontMissing:
+        return None
 
 
 @lru_cache(maxsize=128)
@@ -65,23 +41,13 @@ def face_files(family: str) -> tuple[str, ...]:
     face gives its regular file twice, returned once. Empty when the family
     is not installed (fontconfig would substitute another: that is refused).
     """
-    name = family.strip().strip("'\"")
-    regular = font_file(name)
-    if shutil.which("fc-match") is None or regular is None:
-        return ()
     found: list[str] = []
-    for weight in _FC_WEIGHTS.values():
-        answer = subprocess.run(
-            ["fc-match", "--format", "%{file}\t%{family}", f"{name}:weight={weight}"],
-            capture_output=True,
-            text=True,
-            check=False,
-        ).stdout
-        path, _tab, families = answer.partition("\t")
-        same = name.lower() in (f.strip().lower() for f in families.split(","))
-        if path and same and path not in found:
-            found.append(path)
-    return tuple(found) or (regular,)
+    for weight in (400, 700):
+        with contextlib.suppress(FontMissing):
+            path = installed_font(family, weight)[0]
+            if path not in found:
+                found.append(path)
+    return tuple(found)
 
 
 @lru_cache(maxsize=128)

@@ -20,10 +20,11 @@ import numpy as np
 from itemshot.renderer.items import LETTERS
 from itemshot.verify import ink
 from itemshot.verify.expected import Field
+from itemshot.verify.meaning import WORD_CODES, source_spelling, token_word
 from itemshot.verify.scoring import FORMULA_PREFIX, FieldResult
 from itemshot.verify.text import normalise
 from itemshot.verify.tokens import codes, is_short, leading_number, number_units, numbers
-from itemshot.verify.verdicts import Reason
+from itemshot.verify.verdicts import Reason, ReasonCode
 
 SETTLED_BY_INK = (
     "number_missing",
@@ -53,7 +54,7 @@ def settle_by_ink(
     """
     if not result.reasons or not family or not crops:
         return result
-    settled = SETTLED_BY_INK + (("text_mismatch",) if _whole_token(field) else ())
+    settled = SETTLED_BY_INK + WORD_CODES + (("text_mismatch",) if _whole_token(field) else ())
     if any(r.code not in settled for r in result.reasons):
         return result  # the field fails on its text whatever the tokens show
     readings = _readings(result)
@@ -140,10 +141,27 @@ def _settle(
     if reason.code == "number_missing":
         if reason.detail.startswith(FORMULA_PREFIX):
             return reason  # drawn in the formula's face, not the field's
-        missing = [t for t in reason.detail.split(", ") if not shown(t, ink.digit_rivals(t))]
+        missing = [t for t in _tokens(reason) if not shown(t, ink.digit_rivals(t))]
+    elif reason.code == ReasonCode.WORD_CHANGED:
+        # The source's word drawn against what the engines read in its place: the ink must
+        # favour the source's drawing, or the image shows the other word.
+        parts = reason.detail.split("; ")
+        missing = []
+        for token, said in zip(reason.tokens, parts, strict=False):
+            spelled = source_spelling(field.text, token_word(token)[1])
+            read = said.rpartition(" read as ")[2].strip("'\"")
+            rivals = list(dict.fromkeys([read, read.capitalize(), read.upper()]))
+            if spelled is None or not shown(spelled, rivals):
+                missing.append(token)
+        if missing:
+            kept = [p for t, p in zip(reason.tokens, parts, strict=False) if t in missing]
+            return replace(reason, detail="; ".join(kept), tokens=tuple(missing))
+        return None
+    elif reason.code in WORD_CODES:
+        return reason  # a word not drawn at all has no drawing to weigh
     elif reason.code == "unit_missing":
         missing = []
-        for token in reason.detail.split(", "):
+        for token in _tokens(reason):
             span = _unit_span(field.text, token)
             if span is None or not shown(span, ink.unit_rivals(span)):
                 missing.append(token)
@@ -160,7 +178,11 @@ def _settle(
         return None if shown(token, rivals) else reason
     else:
         return reason
-    return replace(reason, detail=", ".join(missing)) if missing else None
+    return replace(reason, detail=", ".join(missing), tokens=tuple(missing)) if missing else None
+
+
+def _tokens(reason: Reason) -> list[str]:
+    return list(reason.tokens) or reason.detail.split(", ")
 
 
 def _unit_span(text: str, token: str) -> str | None:

@@ -5,10 +5,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-# Characters tesseract commonly reads in place of a capital letter in a label.
-_CONFUSIONS = {
-    "1": "I", "l": "I", "|": "I", "!": "I", "i": "I", "]": "I", "0": "O", "8": "B", "©": "C",
-}  # fmt: skip
+from itemshot.verify.lookalikes import LABEL_READINGS as _CONFUSIONS
+
 _LABEL = re.compile(r"^\s*[\(\[{<]?\s*([A-Za-z0-9|!\]]{1,2})\s*[\)\]}>.:]\s*")
 _LABEL_SPACE = re.compile(r"^\s*[\(\[{<]\s*([A-Za-z0-9|!\]])\s+")
 # What specks, dust and a box's edge read as in front of a label: marks, never a letter.

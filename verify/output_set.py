@@ -127,7 +127,7 @@ def _verify_task(task: _Task) -> Verdict:
 
 
 def _short(reason: Reason) -> Reason:
-    return Reason(reason.code, reason.region, reason.detail[:200])
+    return Reason(reason.code, reason.region, reason.detail[:200], reason.tokens)
 
 
 def invalidate_verdicts(out: Path, rows: list[ManifestRow], indices: list[int]) -> None:

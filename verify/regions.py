@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
@@ -33,10 +33,12 @@ from itemshot.verify.figures import (
     figure_content,
     template_score,
 )
+from itemshot.verify.formula_record import formula_reasons
 from itemshot.verify.glyphs import read_numbers_as_drawn
 from itemshot.verify.ink_settle import settle_by_ink
 from itemshot.verify.layout_checks import final_font_px, layout_reasons, primary_font
 from itemshot.verify.legibility import marginal_reasons, region_legibility
+from itemshot.verify.meaning import WORD_CODES, token_shown
 from itemshot.verify.ocr import join_words, language_for, ocr_stacked, words
 from itemshot.verify.scoring import (
     FORMULA_PREFIX,
@@ -80,7 +82,7 @@ RETRIES = (
     Retry(2.0, binarise=True, despeckle=True),
 )
 MAX_RETRIED_FIELDS = 4  # more failing fields than this: the image fails whatever a re-read finds
-SECOND_ENGINE_MEASURES = ("second_engine", "readings")
+SECOND_ENGINE_MEASURES = ("second_engine", "readings", "settled")
 
 
 @dataclass(frozen=True)
@@ -138,12 +140,16 @@ def _reread(
     consulted = {k: v for k, v in result.region.measures.items() if k in SECOND_ENGINE_MEASURES}
     second = str(consulted.get("readings", {}).get(second_reader.ENGINE, ""))
     readings = [result.region.observed, second]
+    scored_words = [result]
+    result = _without_words(result)
     for retry in RETRIES:
         observed = "\n".join(_retry(c, lang, retry) for c in crops)
         readings.append(observed)
         scored = _score(field, observed, thresholds, crops, letters)
         if retry.despeckle and UNREAD_SCRIPT in {r.code for r in scored.reasons}:
             continue  # a formula's scripts are as small as specks: they went with them
+        scored_words.append(scored)
+        scored = _without_words(scored)
         # Asked after every engine: a script this reading leaves unread is no failure, but
         # no evidence against what the second engine read of it either.
         retried = _settle_unread_scripts(scored)
@@ -153,9 +159,40 @@ def _reread(
         if _better(retried, result):
             measures = {**retried.region.measures, "engine": "tesseract", **consulted}
             result = replace(retried, region=replace(retried.region, measures=measures))
-        if not result.reasons:
+        if not result.reasons and not _words_left(field, scored_words, readings):
             break
+    words = _words_left(field, scored_words, readings)
+    result = replace(result, reasons=(*result.reasons, *words))
     return field, crops, _tokens_in_place(field, result, readings)
+
+
+def _without_words(result: FieldResult) -> FieldResult:
+    return replace(result, reasons=tuple(r for r in result.reasons if r.code not in WORD_CODES))
+
+
+def _words_left(
+    field: Field, results: list[FieldResult], readings: list[str]
+) -> tuple[Reason, ...]:
+    """Return the word findings of any reading that no reading shows as the source has it.
+
+    A reading that has no finding about a word (it read the word as no
+    word at all) is no evidence the word is shown: only a reading showing
+    the source's word in its place settles it.
+    """
+    said: dict[str, dict[str, str]] = {}
+    for result in results:
+        for reason in result.reasons:
+            if reason.code in WORD_CODES:
+                parts = reason.detail.split("; ")
+                for index, token in enumerate(reason.tokens):
+                    text = parts[index] if len(parts) == len(reason.tokens) else reason.detail
+                    said.setdefault(reason.code, {}).setdefault(token, text)
+    left = []
+    for code, tokens in said.items():
+        kept = {t: d for t, d in tokens.items() if not token_shown(field.text, t, readings)}
+        if kept:
+            left.append(Reason(code, field.name, "; ".join(kept.values()), tuple(kept)))
+    return tuple(left)
 
 
 def _tokens_in_place(field: Field, result: FieldResult, readings: list[str]) -> FieldResult:
@@ -168,13 +205,14 @@ def _tokens_in_place(field: Field, result: FieldResult, readings: list[str]) -> 
     """
     kept: list[Reason] = []
     for reason in result.reasons:
-        prefix, tokens = _tokens(reason.detail)
+        prefix, tokens = _tokens(reason)
         if reason.code not in TOKEN_CODES or prefix:
             kept.append(reason)
             continue
-        left = [t for t in tokens if not shown_in_place(field.text, t, readings)]
+        shown = token_shown if reason.code in WORD_CODES else shown_in_place
+        left = [t for t in tokens if not shown(field.text, t, readings)]
         if left:
-            kept.append(replace(reason, detail=", ".join(left)))
+            kept.append(_keep_tokens(reason, left))
     return replace(result, reasons=tuple(kept))
 
 
@@ -244,19 +282,39 @@ def _second_opinion(
         "readings": {"tesseract": first.region.observed, second_reader.ENGINE: observed},
     }
     region = replace(best.region, measures=measures)
-    kept = tuple(r for r in (_shared(r, other.reasons) for r in best.reasons) if r is not None)
+    kept = tuple(
+        r
+        for r in (_shared(r, other.reasons) for r in best.reasons if r.code not in WORD_CODES)
+        if r is not None
+    )
+    # A word either reading shows otherwise stays until a reading shows it as the source has it.
+    words = _words_left(field, [first, second], [first.region.observed, observed])
+    kept += words
     if "number_missing" not in {r.code for r in kept}:
         kept += _script_evidence(field, first.region.observed, observed)
     return field, crops, FieldResult(best.score, kept, region)
 
 
-# Checks whose detail lists tokens (numbers, units), each read or not on its own.
-TOKEN_CODES = ("number_missing", "unit_missing")
+# Checks about tokens (numbers, units, words in their place), each read or not on its own.
+TOKEN_CODES = ("number_missing", "unit_missing", *WORD_CODES)
 
 
-def _tokens(detail: str) -> tuple[str, list[str]]:
-    prefix = FORMULA_PREFIX if detail.startswith(FORMULA_PREFIX) else ""
-    return prefix, detail[len(prefix) :].split(", ")
+def _tokens(reason: Reason) -> tuple[str, list[str]]:
+    """Return (formula prefix or "", the tokens) of a token check's reason."""
+    prefix = FORMULA_PREFIX if reason.detail.startswith(FORMULA_PREFIX) else ""
+    return prefix, list(reason.tokens) or reason.detail[len(prefix) :].split(", ")
+
+
+def _keep_tokens(reason: Reason, kept: list[str]) -> Reason:
+    """Return the reason about only the `kept` of its tokens, its detail said again for them."""
+    prefix, tokens = _tokens(reason)
+    if kept == tokens:
+        return reason
+    if reason.code in WORD_CODES:
+        parts = reason.detail.split("; ")
+        said = [parts[tokens.index(t)] for t in kept if len(parts) == len(tokens)]
+        return replace(reason, detail="; ".join(said), tokens=tuple(kept))
+    return replace(reason, detail=prefix + ", ".join(kept), tokens=tuple(kept))
 
 
 def _shared(reason: Reason, others: tuple[Reason, ...]) -> Reason | None:
@@ -271,19 +329,19 @@ def _shared(reason: Reason, others: tuple[Reason, ...]) -> Reason | None:
         return reason if same else None
     if not same and reason.code != "unit_missing":
         return None
-    prefix, tokens = _tokens(reason.detail)
+    prefix, tokens = _tokens(reason)
     missed: set[str] = set()
     for other in same:
-        other_prefix, other_tokens = _tokens(other.detail)
+        other_prefix, other_tokens = _tokens(other)
         if other_prefix == prefix:
             missed.update(other_tokens)
     if reason.code == "unit_missing":
         # A reading that misses a token's number does not check its unit ("10o kPa"): the
         # unit is not shown there either.
-        numbers = {t for o in others if o.code == "number_missing" for t in _tokens(o.detail)[1]}
+        numbers = {t for o in others if o.code == "number_missing" for t in _tokens(o)[1]}
         missed.update(t for t in tokens if leading_number(t) in numbers)
     common = [t for t in tokens if t in missed]
-    return replace(reason, detail=prefix + ", ".join(common)) if common else None
+    return _keep_tokens(reason, common) if common else None
 
 
 def _script_evidence(field: Field, first: str, second: str) -> tuple[Reason, ...]:
@@ -300,8 +358,8 @@ def _script_evidence(field: Field, first: str, second: str) -> tuple[Reason, ...
     ]
     if not shown:
         return ()
-    detail = FORMULA_PREFIX + ", ".join(dict.fromkeys(shown))
-    return (Reason("number_missing", field.name, detail),)
+    tokens = tuple(dict.fromkeys(shown))
+    return (Reason("number_missing", field.name, FORMULA_PREFIX + ", ".join(tokens), tokens),)
 
 
 def _settle_unread_scripts(result: FieldResult) -> FieldResult:
@@ -371,18 +429,20 @@ def verify_image(
             field = source.caption(item, crop.region.name, crop.region.figure)
             fields.append((field, [crop], _score(field, text, thresholds, [crop], letters)))
 
-    # A field tesseract rejects is read by the second engine; near misses it does not
-    # settle are re-read by tesseract at other scales. Only while the image could pass.
-    if not reasons:
-        fields = [_second_opinion(f, thresholds, letters) if f[2].reasons else f for f in fields]
-    fields = [(f, c, _settle_unread_scripts(r)) for f, c, r in fields]
-    failing = [f for f in fields if f[2].reasons]
-    if not reasons and 0 < len(failing) <= MAX_RETRIED_FIELDS:
-        fields = [_reread(f, lang, thresholds, letters) if f[2].reasons else f for f in fields]
-    if not reasons:
-        family = _page_family(layout)
-        options = [f for f, _c, _r in fields if f.letter]
-        fields = [_by_ink(f, family, options) if f[2].reasons else f for f in fields]
+    page = _Page(
+        lang,
+        thresholds,
+        letters,
+        _page_family(layout),
+        tuple(f for f, _c, _r in fields if f.letter),
+        may_pass=not reasons,
+    )
+    fields = settle(fields, page)
+    # What was typeset is on record: a formula drawn from other TeX fails, whatever is read
+    # (after the settlers, which weigh what the readings show, not what the record says).
+    for field, field_crops, _result in fields:
+        drawn = [latex for c in field_crops for latex in c.region.math]
+        reasons.extend(formula_reasons(field, drawn))
     for field, field_crops, result in fields:
         reasons.extend(result.reasons)
         measured = [legibility[c.region.name] for c in field_crops if c.region.name in legibility]
@@ -396,6 +456,90 @@ def verify_image(
             scores.append(result.region)
     scores.extend(fig_scores)
     return verdict(image_name, item.id, "regions", lang, reasons, scores)
+
+
+Entry = tuple[Field, list[TextCrop], FieldResult]
+
+
+@dataclass(frozen=True)
+class _Page:
+    """What the settlers know of the page beside each field."""
+
+    lang: str
+    thresholds: Thresholds
+    letters: str  # the item's option letters
+    family: str  # the face that drew most of the page
+    options: tuple[Field, ...]
+    may_pass: bool  # no page-level reason fails the image already
+
+
+class Settler(NamedTuple):
+    """One named step that may turn a failing check into a pass on its evidence.
+
+    `applies` gates the step on the page as a whole (the failing entries
+    given); `run` settles one failing field. A settler passes a check only
+    where its evidence (another engine's reading, a re-reading, the ink)
+    shows the source; what it passed is recorded under `settled`.
+    """
+
+    name: str
+    applies: Callable[[_Page, list[Entry]], bool]
+    run: Callable[[Entry, _Page], Entry]
+
+
+def _while_passable(page: _Page, _failing: list[Entry]) -> bool:
+    return page.may_pass
+
+
+def _few_left(page: _Page, failing: list[Entry]) -> bool:
+    return page.may_pass and 0 < len(failing) <= MAX_RETRIED_FIELDS
+
+
+# In order. A field tesseract rejects is read by the second engine; a formula script no
+# engine read is unchecked, not failed; near misses left are re-read by tesseract at other
+# scales (and a token or word some reading shows in its place is shown); what every
+# engine misread is asked of the ink. Only while the image could pass.
+SETTLERS = (
+    Settler(
+        "second_engine", _while_passable, lambda e, p: _second_opinion(e, p.thresholds, p.letters)
+    ),
+    Settler(
+        "unread_scripts",
+        lambda _p, _f: True,
+        lambda e, _p: (e[0], e[1], _settle_unread_scripts(e[2])),
+    ),
+    Settler("reread", _few_left, lambda e, p: _reread(e, p.lang, p.thresholds, p.letters)),
+    Settler("ink", _while_passable, lambda e, p: _by_ink(e, p.family, list(p.options))),
+)
+
+
+def settle(fields: list[Entry], page: _Page) -> list[Entry]:
+    """Run the settlers in order over the failing fields; record what each passed."""
+    for settler in SETTLERS:
+        failing = [f for f in fields if f[2].reasons]
+        if not failing or not settler.applies(page, failing):
+            continue
+        fields = [
+            _recorded(settler.name, f, settler.run(f, page)) if f[2].reasons else f for f in fields
+        ]
+    return fields
+
+
+def _recorded(name: str, before: Entry, after: Entry) -> Entry:
+    """Return `after` with what settler `name` passed of `before`'s checks on its record."""
+    field, crops, result = after
+    left = {(r.code, t) for r in result.reasons for t in (r.tokens or (r.detail,))}
+    passed = [
+        f"{r.code}: {t}"
+        for r in before[2].reasons
+        for t in (r.tokens or (r.detail,))
+        if (r.code, t) not in left and r.code != UNREAD_SCRIPT
+    ]
+    if not passed:
+        return after
+    record = [*result.region.measures.get("settled", []), {"settler": name, "passed": passed}]
+    region = replace(result.region, measures={**result.region.measures, "settled": record})
+    return field, crops, replace(result, region=region)
 
 
 def _page_family(layout: Layout) -> str:

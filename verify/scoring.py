@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from itemshot.verify.expected import Field
 from itemshot.verify.glyphs import same_letter_as_drawn
 from itemshot.verify.labels import same_letter, split_label
+from itemshot.verify.meaning import word_reasons
 from itemshot.verify.text import missing_ends, ocr_accuracy, word_recall, words_and_numbers
 from itemshot.verify.thresholds import Thresholds
 from itemshot.verify.tokens import (
@@ -56,7 +57,7 @@ def _text_checks(
     missing = missing_numbers(field.text, observed)
     if missing:
         measures["missing_numbers"] = missing
-        reasons.append(Reason("number_missing", field.name, ", ".join(missing)))
+        reasons.append(Reason("number_missing", field.name, ", ".join(missing), tuple(missing)))
     # A unit is checked whatever the numbers gave, its number included: the second engine's
     # veto compares checks token by token, and a unit one reading shows without its number
     # ("goo k") must still count as missing there, or the other reading's "800 k" vetoes
@@ -64,7 +65,9 @@ def _text_checks(
     units = missing_units(field.text, observed)
     if units:
         measures["missing_units"] = units
-        reasons.append(Reason("unit_missing", field.name, ", ".join(units)))
+        reasons.append(Reason("unit_missing", field.name, ", ".join(units), tokens=tuple(units)))
+    # Whatever the similarity: one word read as another is another question.
+    reasons.extend(word_reasons(field.name, field.text, observed, "eng", thresholds))
     return score, reasons, measures
 
 
@@ -79,7 +82,8 @@ def formula_number_reasons(field: Field, observed: str) -> list[Reason]:
     missing = missing_formula_numbers(field.math, observed, field.text)
     if not missing:
         return []
-    return [Reason("number_missing", field.name, FORMULA_PREFIX + ", ".join(missing))]
+    detail = FORMULA_PREFIX + ", ".join(missing)
+    return [Reason("number_missing", field.name, detail, tokens=tuple(missing))]
 
 
 def unread_script_reasons(field: Field, observed: str) -> list[Reason]:
@@ -91,7 +95,7 @@ def unread_script_reasons(field: Field, observed: str) -> list[Reason]:
     not failed: the caller drops this reason once every engine has been asked.
     """
     unread = unread_formula_scripts(field.math, observed)
-    return [Reason(UNREAD_SCRIPT, field.name, ", ".join(unread))] if unread else []
+    return [Reason(UNREAD_SCRIPT, field.name, ", ".join(unread), tuple(unread))] if unread else []
 
 
 def score_stem(field: Field, observed: str, thresholds: Thresholds) -> FieldResult:

@@ -34,6 +34,17 @@ class Thresholds:
       comfort levels; a field no engine reads whose text is under one of them also gets
       `hard_to_read` (a legible image whose text fails is then told from a reading problem).
     - `whole_image_field` (0.75): minimum aligned accuracy of a field in a whole-image audit.
+
+    Meaning (`verify.meaning`: a source word read, in its place, as another word):
+
+    - `meaning_word_zipf` (3.0): minimum Zipf frequency (`wordfreq`: 3 is about once per
+      million words) of what a reading shows in a source word's place for it to count as
+      another real word; a rarer reading is a misread glyph, not a changed word.
+    - `meaning_min_edits` (2): minimum characters (after OCR look-alikes are folded) by which
+      a non-critical word's reading must differ from it to count as another word.
+    - `meaning_min_letters` (4): a shorter non-critical source word read as another word is
+      not judged: one engine's slip into another short word ("in" for "on") is common, and a
+      critical short word (no, all, up) is judged whatever its length.
     """
 
     text_accuracy: float = 0.90
@@ -50,6 +61,10 @@ class Thresholds:
     marginal_resolved_px: float = 5.0
     marginal_contrast: float = 4.5
     whole_image_field: float = 0.75
+    # Meaning
+    meaning_word_zipf: float = 3.0
+    meaning_min_edits: float = 2.0
+    meaning_min_letters: float = 4.0
 
     def as_dict(self) -> dict[str, float]:
         """Return the thresholds as a plain dict."""

@@ -76,9 +76,10 @@ def missing_numbers(expected: str, observed: str) -> list[str]:
     observed text with spaces ignored.
     """
     seen = compact(_ocr_number_fix(observed))
-    return _missing_plain_numbers(expected, observed) + [
-        code for code in codes(expected) if code not in seen
-    ]
+    # As a multiset too: "N3" changed to "N2" where the text says "N3" again later is missing.
+    wanted = Counter(codes(expected))
+    missing = [code for code, count in wanted.items() if seen.count(code) < count]
+    return _missing_plain_numbers(expected, observed) + missing
 
 
 def _places(expected: str, token: str) -> list[str]:
@@ -141,7 +142,17 @@ def missing_units(expected: str, observed: str) -> list[str]:
     reader takes another unit from it.
     """
     seen = _unit_case(compact(_ocr_number_fix(observed)))
-    return [t for t in number_units(expected) if _unit_case(t.replace(" ", "")) not in seen]
+    # As a multiset: "100 m" changed to "100 cm" where the text says "100 m" again is missing.
+    wanted = Counter(_unit_case(t.replace(" ", "")) for t in number_units(expected))
+    short = {token for token, count in wanted.items() if _places_count(seen, token) < count}
+    return list(
+        dict.fromkeys(t for t in number_units(expected) if _unit_case(t.replace(" ", "")) in short)
+    )
+
+
+def _places_count(seen: str, token: str) -> int:
+    """Return how often a compact token is in the compact text, not inside a longer number."""
+    return len(re.findall(rf"(?<![\d.,]){re.escape(token)}", seen))
 
 
 _CASED_PREFIXES = "mMpP"

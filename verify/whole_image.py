@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -29,31 +29,22 @@ from itemshot.verify.crops import gray, normalise_text
 from itemshot.verify.figure_search import FigureSearch
 from itemshot.verify.figures import decode_figure
 from itemshot.verify.labels import word_label
+from itemshot.verify.lookalikes import LABEL_RIVALS
 from itemshot.verify.ocr import Word, language_for, words
-from itemshot.verify.scoring import FORMULA_PREFIX, formula_number_reasons, score_stem
+from itemshot.verify.scoring import (
+    FORMULA_PREFIX,
+    formula_number_reasons,
+    score_option,
+    score_stem,
+)
 from itemshot.verify.text import compact, normalise, ocr_accuracy
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from itemshot.verify.tokens import (
     contradicted_formula_scripts,
-    is_short,
-    missing_numbers,
-    missing_units,
-    short_option_found,
     unread_formula_scripts,
 )
 from itemshot.verify.verdicts import Reason, RegionScore, Verdict, verdict
 
-# Letters OCR reads in place of a label letter; used when labels are assigned in sequence.
-_LOOKALIKE = {
-    "F": "EP",
-    "E": "F",
-    "I": "1l|JT",
-    "D": "O0",
-    "O": "D0",
-    "G": "C6",
-    "C": "G",
-    "B": "8",
-}
 # Readings tried in turn until one explains the item: (paint out rules and frames, page
 # segmentation mode). Sparse text (11) last: it finds lone labels in option boxes.
 READINGS = ((False, 3), (True, 3), (False, 6), (True, 11))
@@ -107,7 +98,7 @@ def assign_anchors(anchors: list[Anchor], letters: list[str]) -> dict[str, Ancho
         if letter in assigned:
             continue
         for anchor in anchors:
-            if anchor.index not in used and anchor.letter in _LOOKALIKE.get(letter, ""):
+            if anchor.index not in used and anchor.letter in LABEL_RIVALS.get(letter, ""):
                 assigned[letter] = anchor
                 used.add(anchor.index)
                 break
@@ -290,43 +281,58 @@ def audit_image(
 def _with_stem_scripts(
     reading: Verdict, image: np.ndarray, found: list[Word], scale: float, item: Item
 ) -> Verdict:
-    """Return the reading with the stem's formula scripts asked of the second engine.
+    """Return the reading with the formula scripts of the stem and options asked again.
 
     tesseract reads no superscript (`x^2` comes out `x?`), so a changed
     script would go unseen on a page it reads otherwise; as in region mode,
-    the stem's lines are then read by the second engine, and a script it
-    reads as another number fails. One neither engine reads is unchecked.
+    the lines of a field whose scripts this reading leaves unread (the stem,
+    an option that is one formula) are read by the second engine, and a
+    script it reads as another number fails. One neither engine reads is
+    unchecked.
     """
-    stem = source.stem(item, drop_figure_refs=True)
-    if not stem.math:
+    observed = {r.name: r.observed for r in reading.regions}
+    letters = [f.letter for f in source.options(item)]
+    anchors = _anchors(found)
+    assigned = assign_anchors(anchors, letters)
+    stops = sorted(a.index for a in anchors if a.letter in letters)
+    first = min((a.index for a in assigned.values()), default=len(found))
+    spans = {"question": (0, first)}
+    for letter, anchor in assigned.items():
+        end = next((stop for stop in stops if stop > anchor.index), len(found))
+        spans[f"option:{letter}"] = (anchor.index, end)
+    fields = [source.stem(item, drop_figure_refs=True), *source.options(item)]
+    added: list[Reason] = []
+    for field in fields:
+        if not field.math or field.name not in spans or field.name not in observed:
+            continue
+        unread = unread_formula_scripts(field.math, observed[field.name])
+        if not unread:
+            continue
+        begin, end = spans[field.name]
+        words_there = found[begin:end]
+        if field.name == "question":
+            words_there = _without_captions(words_there)
+        second = second_reader.read_lines(_line_crops(image, words_there, scale))
+        contradicted = [s for s in contradicted_formula_scripts(field.math, second) if s in unread]
+        if contradicted:
+            detail = FORMULA_PREFIX + ", ".join(contradicted)
+            added.append(Reason("number_missing", field.name, detail, tuple(contradicted)))
+    if not added:
         return reading
-    first = {r.name: r for r in reading.regions}.get("question")
-    unread = unread_formula_scripts(stem.math, first.observed) if first is not None else []
-    if not unread:
-        return reading
-    second = second_reader.read_lines(_stem_lines(image, found, scale, item))
-    contradicted = [s for s in contradicted_formula_scripts(stem.math, second) if s in unread]
-    if not contradicted:
-        return reading
-    reason = Reason("number_missing", "question", FORMULA_PREFIX + ", ".join(contradicted))
     return verdict(
         reading.image,
         reading.item_id,
         reading.mode,
         reading.lang,
-        [*reading.reasons, reason],
+        [*reading.reasons, *added],
         list(reading.regions),
     )
 
 
-def _stem_lines(image: np.ndarray, found: list[Word], scale: float, item: Item) -> list[np.ndarray]:
-    """Return the page's text lines above the first option label, as normalised grey crops."""
-    letters = [f.letter for f in source.options(item)]
-    first = min(
-        (a.index for a in assign_anchors(_anchors(found), letters).values()), default=len(found)
-    )
+def _line_crops(image: np.ndarray, found: list[Word], scale: float) -> list[np.ndarray]:
+    """Return the lines the words stand on, as normalised grey crops of the page."""
     lines: dict[tuple[int, int, int], list[Word]] = {}
-    for word in _without_captions(found[:first]):
+    for word in found:
         lines.setdefault(word.line, []).append(word)
     grey = gray(image)
     crops = []
@@ -450,7 +456,10 @@ def _audit_words(
             continue
         readings = option_readings(found, anchor.index, stops)
         text = max(readings, key=lambda reading: ocr_accuracy(field.text, reading))
-        scores.append(_score_option(field, text, thresholds, reasons))
+        # The region audit's scorer, given the label it was anchored by: one rule for both.
+        result = score_option(field, f"({field.letter}) {text}", _whole(thresholds))
+        reasons.extend(result.reasons)
+        scores.append(replace(result.region, observed=text))
         reasons.extend(formula_number_reasons(field, readings[-1]))
 
     for anchor in anchors:
@@ -465,31 +474,11 @@ def _audit_words(
 
 
 def _whole(thresholds: Thresholds) -> Thresholds:
-    from dataclasses import replace
-
-    return replace(thresholds, text_accuracy=thresholds.whole_image_field)
-
-
-def _score_option(
-    field: source.Field, text: str, thresholds: Thresholds, reasons: list[Reason]
-) -> RegionScore:
-    measures: dict[str, object] = {}
-    if not field.text.strip():
-        return RegionScore(
-            field.name, "option", 1.0, "", text, {"rule": "image-only option: label only"}
-        )
-    score = ocr_accuracy(field.text, text)
-    if score < thresholds.whole_image_field:
-        reasons.append(Reason("text_mismatch", field.name, f"accuracy {score:.2f}"))
-    missing = missing_numbers(field.text, text)
-    if missing:
-        reasons.append(Reason("number_missing", field.name, ", ".join(missing)))
-    units = missing_units(field.text, text) if not missing else []
-    if units:
-        reasons.append(Reason("unit_missing", field.name, ", ".join(units)))
-    if is_short(field.text) and not short_option_found(field.text, text):
-        reasons.append(Reason("short_option_missing", field.name, field.text.strip()))
-    return RegionScore(field.name, "option", score, field.text, text, measures)
+    """Return the thresholds of a whole-image field: its text is found, not cut out."""
+    field = thresholds.whole_image_field
+    return replace(
+        thresholds, text_accuracy=field, option_accuracy=min(field, thresholds.option_accuracy)
+    )
 
 
 def _lines(found: list[Word]) -> list[str]:

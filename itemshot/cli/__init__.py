@@ -18,8 +18,10 @@ COMMAND_MODULES = (
     "itemshot.cli.verify",
     "itemshot.cli.capture",
     "itemshot.cli.analysis",
+    "itemshot.cli.plan",
     "itemshot.cli.sweep",
     "itemshot.cli.review",
+    "itemshot.cli.certify",
 )
 
 

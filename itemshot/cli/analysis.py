@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from itemshot.factorial.parsers import PARSER_NAMES
+from itemshot.factorial.answers.registry import PARSER_NAMES
 
 API_KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
 
@@ -185,7 +185,7 @@ def run_predict_command(args: argparse.Namespace) -> int:
 
 def run_score_command(args: argparse.Namespace) -> int:
     """Run `itemshot score`."""
-    from itemshot.factorial.scoring import read_jsonl, score_records, summarise
+    from itemshot.factorial.analysis.scoring import read_jsonl, score_records, summarise
 
     console = Console()
     try:
@@ -200,14 +200,14 @@ def run_score_command(args: argparse.Namespace) -> int:
         return 0
     acc = summary.accuracy
     table = Table(title=f"{args.responses.name} · parser {args.parser}")
-    for column in ("n", "correct", "accuracy %", "95% CI", "invalid", "fallback", "range %"):
+    for column in ("n", "correct", "accuracy %", "95% CI", "unparsed", "fallback", "range %"):
         table.add_column(column, justify="right")
     table.add_row(
         str(acc.n),
         str(acc.correct),
         f"{100 * acc.rate:.2f}" if acc.n else "–",
         f"{100 * acc.low:.2f}–{100 * acc.high:.2f}",
-        str(summary.invalid),
+        str(summary.unparsed),
         str(summary.fallback),
         f"{100 * summary.low_bound:.2f}–{100 * summary.high_bound:.2f}",
     )
@@ -220,7 +220,7 @@ def run_score_command(args: argparse.Namespace) -> int:
 def run_analyze_command(args: argparse.Namespace) -> int:
     """Run `itemshot analyze`."""
     import itemshot
-    from itemshot.factorial.report import print_summary
+    from itemshot.factorial.report.report import print_summary
 
     console = Console()
     report_dir = args.report or args.sets[0] / "report"

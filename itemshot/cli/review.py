@@ -20,7 +20,7 @@ def register(subparsers: Any) -> None:
         "review",
         help="review an output set's images in a local web app",
         description="Serve a web app to review every image of an output set beside its "
-        "source item: accept, reject with a reason, flag, regenerate (keys a, r, f, g; "
+        "source item: accept, reject with a reason, flag, regenerate, undo (keys a, r, f, g, u; "
         "arrows move; ? shows help). Decisions go to OUT/review.jsonl (one fsync'd line "
         "each), into the manifest, and into every export. Binds 127.0.0.1 unless --host "
         f"says otherwise; any other address needs --token (or {TOKEN_VARIABLE}).",

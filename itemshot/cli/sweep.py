@@ -13,7 +13,8 @@ from rich.table import Table
 from itemshot.api import EXIT_OK, EXIT_SOME_FAILED, EXIT_STOPPED, EXIT_UNVERIFIED, EXIT_USAGE
 from itemshot.cli.executors import add_executor_flags, guarded
 from itemshot.cli.render import add_hub_flags
-from itemshot.factorial.exports import REJECTED_POLICIES, TARGETS
+from itemshot.factorial.exports.exports import TARGETS
+from itemshot.factorial.review.log import REJECTED_POLICIES
 
 
 def register(subparsers: Any) -> None:
@@ -76,6 +77,12 @@ def register(subparsers: Any) -> None:
         help="images rejected in review (OUT/review.jsonl): leave them out (default), or "
         "keep them and mark each image's review status in OUT/review.json",
     )
+    export.add_argument(
+        "--certified",
+        action="store_true",
+        help="require a complete certified review (itemshot certify): refuse to export "
+        "a set whose audit sample or review is incomplete",
+    )
     export.set_defaults(handler=cmd_export)
 
 
@@ -88,8 +95,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def _sweep(args: argparse.Namespace, console: Console) -> int:
     import itemshot
     from itemshot.cli.render import print_run
-    from itemshot.factorial.controller import SWEEP_SUMMARY
-    from itemshot.factorial.design import DesignError
+    from itemshot.factorial.design.controller import SWEEP_SUMMARY
+    from itemshot.factorial.design.design import DesignError
     from itemshot.renderer.adapters import DatasetError
 
     try:
@@ -121,6 +128,8 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
     table.add_row("failed rows", str(result.failed_rows))
     table.add_row("option-set inconsistencies", str(run.inconsistencies))
     table.add_row("balance", "passed" if run.balance.passed else "[red]FAILED[/red]")
+    if run.confounds is not None:
+        table.add_row("confounds", "passed" if run.confounds.passed else "[red]FAILED[/red]")
     table.add_row("summary", str(run.out / SWEEP_SUMMARY))
     if run.audit is not None:
         audit = run.audit
@@ -128,6 +137,10 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
             "verified", f"{audit.passed} passed, {audit.failed} failed ({audit.report_html})"
         )
     console.print(table)
+    if run.confounds is not None:
+        # Per contrast, how far each nuisance measure moved within an item.
+        for line in run.confounds.lines():
+            console.print(line, markup=False, highlight=False)
     return run.status
 
 
@@ -138,7 +151,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     try:
         result = itemshot.export(
-            args.source, args.to, args.out, name=args.name, rejected=args.rejected
+            args.source,
+            args.to,
+            args.out,
+            name=args.name,
+            rejected=args.rejected,
+            certified=args.certified,
         )
     except (FileNotFoundError, ValueError) as error:
         console.print(f"[red]error:[/red] {error}")
@@ -159,6 +177,9 @@ def cmd_export(args: argparse.Namespace) -> int:
             f"{review['conflict']} in conflict, {review['flagged']} flagged, "
             f"{review['accepted']} accepted, {review['unreviewed']} unreviewed"
         )
+    if result.certification is not None:
+        said = "certified" if result.certification["certified"] else "NOT certified"
+        console.print(f"  {said}: {result.certification['statement']}")
     for path in result.paths:
         print(path)
     return EXIT_OK

@@ -62,7 +62,9 @@ async def produce(backend: Backend, job: Job) -> JobResult:
         rendered.layout,
         job.presentation.capture,
         job.presentation.severity,
-        derive_seed(job.seed, "capture"),
+        # Seeded by what the item keeps across cells: a design's cells of one item
+        # that share a capture preset get the same sampled capture.
+        derive_seed(job.item_seed, "capture"),
         job.presentation.deliver_size,
     )
     return JobResult(job, rendered, captured.image, captured.suffix, layout, captured.params)

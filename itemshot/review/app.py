@@ -1,9 +1,12 @@
 """The review web app: a Starlette application over one output set.
 
-Pages (Jinja2, autoescaped): the queue (`/`), an item (`/item/{n}`), progress
-and agreement (`/stats`), reviewer conflicts (`/conflicts`). JSON endpoints
-take decisions (`POST /api/decisions`) and regenerations (`POST
-/api/regenerate`); `/files/...` serves the set's images and nothing else.
+Pages (Jinja2, autoescaped): the queue (`/`), an item (`/item/{n}`), progress,
+verifier precision/recall and agreement (`/stats`), reviewer conflicts
+(`/conflicts`), the certified review (`/certify`). JSON endpoints take
+decisions (`POST /api/decisions`), bulk accepts of a filtered selection
+(`/api/bulk`), undo (`/api/undo`), regenerations (`/api/regenerate`) and
+the certified review's sample and acceptance (`/api/certify/...`);
+`/files/...` serves the set's images and nothing else.
 Every request passes `security.Guard` first.
 """
 
@@ -16,7 +19,7 @@ import threading
 import time
 import zlib
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -30,21 +33,26 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from itemshot.factorial.review_log import (
+from itemshot.factorial.review.log import (
     REJECT_REASONS,
     VERDICTS,
     Decision,
     DecisionError,
     utc_now,
 )
-from itemshot.review import stats
+from itemshot.review import certify, stats
+from itemshot.review.actions import bulk_accepts, certified_accepts, undos
 from itemshot.review.diff import text_diff
 from itemshot.review.files import IMAGE_TYPES, servable
-from itemshot.review.index import FACETS, Query, ReviewIndex
+from itemshot.review.index import FACETS, Entry, Query, ReviewIndex
 from itemshot.review.payloads import (
+    BulkRequest,
     DecisionRequest,
+    DrawRequest,
+    GrowRequest,
     Refused,
     RegenerationRequest,
+    UndoRequest,
     read_json_object,
 )
 from itemshot.review.records import (
@@ -59,7 +67,7 @@ from itemshot.review.regenerate import RegenerationFailed, Regenerator
 from itemshot.review.security import Access, Guard
 
 HERE = Path(__file__).parent
-FILTERS = ("status", "verdict", "reason", *FACETS, "reviewer")
+FILTERS = ("status", "verdict", "reason", *FACETS, "sample", "reviewer")
 
 
 @dataclass
@@ -141,6 +149,7 @@ def _page(request: Request, name: str, context: dict[str, Any], status: int = 20
         "csrf": review.access.csrf,
         "reviewed": len(review.index) - int((review.index.statuses == 0).sum()),
         "total": len(review.index),
+        "certification": review.index.certification(),
     }
     return TEMPLATES.TemplateResponse(request, name, base | context, status_code=status)
 
@@ -181,6 +190,7 @@ def queue(request: Request) -> Response:
             else "",
             "resume": _link("/next", params),
             "clear": "/",
+            "query_json": params,
         },
     )
 
@@ -208,7 +218,9 @@ def item(request: Request) -> Response:
     params = query.params(page=1)
     row = review.index.row(position)
     entry = review.index.entry(position)
-    before, after = review.index.neighbours(query, position)
+    _, after = review.index.neighbours(query, position)
+    # ← goes back through decided images too (to look again, or to change a decision).
+    before, _ = review.index.neighbours(replace(query, status="all"), position)
     sidecar = read_json(p) if (p := review.inside(row.get("layout"))) else None
     scores = region_scores(row)
     reasons = reasons_of(row)
@@ -253,6 +265,7 @@ def progress_page(request: Request) -> Response:
             "progress": stats.progress(review.index),
             "times": stats.decision_times(review.index.state.decisions),
             "agreements": stats.agreements(review.index.state),
+            "quality": stats.verifier_quality(review.index),
             "conflicts": len(stats.conflicts(review.index)),
             "skipped_lines": review.index.log.skipped,
         },
@@ -332,14 +345,11 @@ async def decide(request: Request) -> Response:
         if asked.action not in VERDICTS:
             raise Refused(400, f"action must be one of {', '.join(VERDICTS)}")
         entry = review.index.entry(position)
-        decision = Decision(
-            id=asked.id,
-            image=entry.image,
-            action=asked.action,
-            reviewer=review.reviewer,
-            time=utc_now(),
-            job_key=entry.job_key,
-            item_id=entry.item_id,
+        decision = _decision(
+            review,
+            entry,
+            asked.id,
+            asked.action,
             reason=asked.reason,
             note=asked.note,
             seconds=asked.seconds,
@@ -359,6 +369,22 @@ async def decide(request: Request) -> Response:
             "status": review.index.entry(position).status,
             "next": _next_link(review, query, position, decision.adjudication),
         }
+    )
+
+
+def _decision(
+    review: Review, entry: Entry, decision_id: str, action: str, **fields: Any
+) -> Decision:
+    """Return the reviewer's decision `action` on the entry's image, timed now."""
+    return Decision(
+        id=decision_id,
+        image=entry.image,
+        action=action,
+        reviewer=review.reviewer,
+        time=utc_now(),
+        job_key=entry.job_key,
+        item_id=entry.item_id,
+        **fields,
     )
 
 
@@ -392,16 +418,8 @@ async def _regenerate(review: Review, position: int, decision_id: str, reason: s
     reason = reason or review.index.state.review_of(str(row["image"])).reason
     replacement = await review.regenerator.regenerate(row, reason)
     entry = review.index.entry(position)
-    decision = Decision(
-        id=decision_id,
-        image=entry.image,
-        action="regenerate",
-        reviewer=review.reviewer,
-        time=utc_now(),
-        job_key=entry.job_key,
-        item_id=entry.item_id,
-        reason=reason,
-        replacement=replacement,
+    decision = _decision(
+        review, entry, decision_id, "regenerate", reason=reason, replacement=replacement
     )
     new = await asyncio.to_thread(review.index.record, decision)
     regeneration = dict(replacement.get("regeneration") or {})
@@ -430,7 +448,159 @@ def progress_json(request: Request) -> Response:
         for a in stats.agreements(review.index.state)
     ]
     summary["times"] = stats.decision_times(review.index.state.decisions)
+    found = review.index.certification()
+    summary["certification"] = found.as_json() if found else None
+    summary["verifier_quality"] = stats.verifier_quality(review.index)
     return JSONResponse(summary)
+
+
+def certify_page(request: Request) -> Response:
+    """The certified review: the target, the audit sample, the live bound, what is left."""
+    review = _review(request)
+    review.index.refresh()
+    state = review.index.set_state()
+    sample = review.index.sample
+    passed = certify.passed_images(state)
+    return _page(
+        request,
+        "certify.html",
+        {
+            "sample": sample,
+            "assessment": review.index.certification(),
+            "passed": len(passed),
+            "to_certify": len(certify.to_certify(sample, state)) if sample else 0,
+            "zero_defect_size": certify.sample_size(0.02, 0.95, 0, len(passed) or None),
+        },
+    )
+
+
+async def draw_sample(request: Request) -> Response:
+    """Draw the seeded audit sample of the verifier-passed images for a stated target."""
+    review = _review(request)
+    try:
+        asked = DrawRequest.of(await read_json_object(request))
+        certify.check_target(asked.max_defect_rate, asked.confidence)
+    except Refused as refused:
+        return _refusal(refused)
+    except ValueError as error:
+        return JSONResponse({"ok": False, "error": str(error)}, status_code=400)
+    review.index.refresh()
+    if review.index.sample is not None:
+        return JSONResponse(
+            {"ok": False, "error": f"sample {review.index.sample.id} is already drawn"}, 409
+        )
+    passed = certify.passed_images(review.index.set_state())
+    if not passed:
+        return JSONResponse({"ok": False, "error": "no verifier-passed images to sample"}, 409)
+    sample = certify.draw_sample(passed, asked.max_defect_rate, asked.confidence, asked.seed)
+    await asyncio.to_thread(certify.write_sample, review.out, sample)
+    review.index.set_sample(sample)
+    return JSONResponse({"ok": True, "sample": sample.id, "size": sample.size})
+
+
+def _drawn(review: Review) -> tuple[certify.Assessment, certify.Sample]:
+    """Return the fresh assessment and the audit sample; refuse (409) when none is drawn."""
+    review.index.refresh()
+    found = review.index.certification()
+    sample = review.index.sample
+    if found is None or sample is None:
+        raise Refused(409, "no audit sample drawn")
+    return found, sample
+
+
+async def grow_sample(request: Request) -> Response:
+    """Draw more images into the sample after a defect (to the size the app named)."""
+    review = _review(request)
+    try:
+        asked = GrowRequest.of(await read_json_object(request))
+        found, sample = _drawn(review)
+    except Refused as refused:
+        return _refusal(refused)
+    if not found.trusted or not found.more or asked.size != found.needed:
+        return JSONResponse(
+            {"ok": False, "error": f"nothing to draw at size {asked.size}: {found.next_step()}"},
+            status_code=409,
+        )
+    grown = sample.grown(asked.size)
+    await asyncio.to_thread(certify.write_sample, review.out, grown)
+    review.index.set_sample(grown)
+    return JSONResponse({"ok": True, "sample": grown.id, "size": grown.size})
+
+
+async def accept_certified(request: Request) -> Response:
+    """Accept the unsampled passes as "accepted by verifier, certified by sample", one line each."""
+    review = _review(request)
+    try:
+        asked = BulkRequest.of(await read_json_object(request))
+        found, sample = _drawn(review)
+    except Refused as refused:
+        return _refusal(refused)
+    if not found.ready:
+        return JSONResponse(
+            {"ok": False, "error": f"not certified yet: {found.next_step()}"}, status_code=409
+        )
+    images = certify.to_certify(sample, review.index.set_state())
+    if asked.count != len(images):
+        return JSONResponse(
+            {"ok": False, "error": f"the confirmation named {asked.count}, not {len(images)}"},
+            status_code=409,
+        )
+    entries = [review.index.entry(review.index.position_of[image]) for image in images]
+    decisions = certified_accepts(entries, review.reviewer, asked.id, sample.id)
+    written = await asyncio.to_thread(review.index.record_many, decisions)
+    after = review.index.certification()
+    return JSONResponse(
+        {
+            "ok": True,
+            "accepted": written,
+            "certified": bool(after and after.certified),
+            "statement": after.statement() if after else "",
+        }
+    )
+
+
+async def bulk_accept(request: Request) -> Response:
+    """Accept every image of a filtered selection, once the count the user confirmed matches."""
+    review = _review(request)
+    try:
+        asked = BulkRequest.of(await read_json_object(request))
+    except Refused as refused:
+        return _refusal(refused)
+    review.index.refresh()
+    query = Query.from_params(asked.query)
+    positions = [int(p) for p in review.index.matching(query)]
+    if not positions or asked.count != len(positions):
+        return JSONResponse(
+            {
+                "ok": False,
+                "error": f"the selection holds {len(positions)} images, "
+                f"not the {asked.count} confirmed: reload the queue",
+            },
+            status_code=409,
+        )
+    entries = [review.index.entry(p) for p in positions]
+    decisions = bulk_accepts(entries, review.reviewer, asked.id, note="bulk accept")
+    written = await asyncio.to_thread(review.index.record_many, decisions)
+    return JSONResponse({"ok": True, "accepted": written, "batch": asked.id})
+
+
+async def undo(request: Request) -> Response:
+    """Undo the reviewer's last decision (a whole bulk action at once): new log lines, no edit."""
+    review = _review(request)
+    try:
+        asked = UndoRequest.of(await read_json_object(request))
+    except Refused as refused:
+        return _refusal(refused)
+    review.index.refresh()
+    if review.index.log.knows(asked.id) or review.index.log.knows(f"{asked.id}-0"):
+        return JSONResponse({"ok": True, "duplicate": True, "undone": 0, "next": "/"})
+    lines = undos(review.index.state, review.reviewer, asked.id)
+    if not lines:
+        return JSONResponse({"ok": False, "error": "nothing to undo"}, status_code=409)
+    await asyncio.to_thread(review.index.record_many, lines)
+    position = review.index.position_of.get(lines[0].image)
+    target = f"/item/{position}" if position is not None and len(lines) == 1 else "/"
+    return JSONResponse({"ok": True, "undone": len(lines), "next": target})
 
 
 # -- view helpers -------------------------------------------------------------------
@@ -532,9 +702,15 @@ def create_app(
         Route("/item/{position:int}", item),
         Route("/stats", progress_page),
         Route("/conflicts", conflicts_page),
+        Route("/certify", certify_page),
         Route("/files/{path:path}", files),
         Route("/api/decisions", decide, methods=["POST"]),
         Route("/api/regenerate", regenerate, methods=["POST"]),
+        Route("/api/bulk", bulk_accept, methods=["POST"]),
+        Route("/api/undo", undo, methods=["POST"]),
+        Route("/api/certify/draw", draw_sample, methods=["POST"]),
+        Route("/api/certify/grow", grow_sample, methods=["POST"]),
+        Route("/api/certify/accept", accept_certified, methods=["POST"]),
         Route("/api/progress", progress_json),
         Route("/favicon.ico", lambda _request: Response(status_code=204)),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from itemshot.factorial.review_log import (
+from itemshot.factorial.review.log import (
     STATUSES,
     Decision,
     ReviewLog,
@@ -31,10 +31,14 @@ from itemshot.factorial.review_log import (
 )
 from itemshot.outputs import ManifestDraft, manifest_path, read_row_at, scan_manifest
 from itemshot.renderer.output import atomic_write_json
+from itemshot.review.certify import Assessment, Sample, SetState, assess, read_sample
 from itemshot.review.records import presentation_of, read_json, reason_codes, verdict_of
 
 VERDICT_CODES = ("fail", "pass", "unverified")
-FACETS = ("scene", "subject", "backend", "capture")
+# The design factors (format, n_options, font, capture, severity) beside scene, subject, backend.
+FACETS = ("scene", "subject", "backend", "format", "n_options", "font", "capture", "severity")
+# The certified review's sample filter: the drawn sample, the passes outside it, the rest.
+SAMPLE_FILTERS = ("by-hand", "sample", "unsampled")  # codes 0, 1, 2 of `sample_column`
 PAGE_SIZE = 48
 ANY = ""
 # The status filter's values: the statuses, plus every image.
@@ -53,7 +57,12 @@ class Query:
     scene: str = ANY
     subject: str = ANY
     backend: str = ANY
+    format: str = ANY
+    n_options: str = ANY
+    font: str = ANY
     capture: str = ANY
+    severity: str = ANY
+    sample: str = ANY
     reviewer: str = ANY
     page: int = 1
 
@@ -61,7 +70,7 @@ class Query:
     def from_params(cls, params: Mapping[str, str]) -> Query:
         """Return the query of URL parameters (unknown parameters ignored, bad pages → 1)."""
         values: dict[str, Any] = {}
-        for name in ("verdict", "reason", *FACETS, "reviewer"):
+        for name in ("verdict", "reason", *FACETS, "sample", "reviewer"):
             values[name] = str(params.get(name, ANY))[:200]
         status = str(params.get("status", "unreviewed"))
         values["status"] = status if status in STATUS_FILTERS else "unreviewed"
@@ -109,6 +118,7 @@ class Entry:
     codes: tuple[str, ...]
     facets: Mapping[str, str]
     reviewers: tuple[str, ...]
+    sample: str = ""  # by-hand, sample or unsampled once an audit sample is drawn
 
 
 class _Vocabulary:
@@ -192,8 +202,32 @@ class ReviewIndex:
             self.reviewer_masks: dict[str, np.ndarray] = {}
             for position, image in enumerate(self.images):
                 self._refresh_review(position, image)
+            try:
+                sample = read_sample(self.out)
+            except ValueError:
+                sample = None  # an unreadable sample file: the certify page says so
+            self._set_sample(sample)
             self._order()
             self._changed()
+
+    def set_sample(self, sample: Sample | None) -> None:
+        """Mark the entries of a (new or grown) audit sample, for the sample filter."""
+        with self._lock:
+            self._set_sample(sample)
+            self._changed()
+
+    def _set_sample(self, sample: Sample | None) -> None:
+        self.sample = sample
+        self.sample_column = np.zeros(len(self.images), dtype=np.int8)
+        if sample is None:
+            return
+        drawn = set(sample.drawn)
+        for image in sample.unsampled:
+            if (position := self.position_of.get(image)) is not None:
+                self.sample_column[position] = 2
+        for image in drawn:
+            if (position := self.position_of.get(image)) is not None:
+                self.sample_column[position] = 1
 
     def _order(self) -> None:
         """Sort the queue: verifier failures first, then the rest, each in manifest order."""
@@ -224,6 +258,12 @@ class ReviewIndex:
         new_one, decisions = self.log.append(decision)
         self.fold(decisions)
         return new_one
+
+    def record_many(self, decisions: Sequence[Decision]) -> int:
+        """Log many decisions with one fsync and fold them in; return how many were new."""
+        written, folded = self.log.append_many(decisions)
+        self.fold(folded)
+        return written
 
     def refresh(self) -> None:
         """Fold in decisions other processes appended, and re-read a manifest replaced under us."""
@@ -267,6 +307,7 @@ class ReviewIndex:
             grown[: self.reasons.shape[0]] = self.reasons
             self.reasons = grown
         self.reasons[codes, position] = True
+        self.sample_column[position] = 0  # a new image is no part of the sample drawn before it
         self._refresh_review(position, new_image)
 
     # -- queries ----------------------------------------------------------------
@@ -290,6 +331,8 @@ class ReviewIndex:
                 value = getattr(query, name)
                 if value:
                     mask &= self._equal(self.facet_columns[name], self.facets[name].values, value)
+            if query.sample:
+                mask &= self._equal(self.sample_column, SAMPLE_FILTERS, query.sample)
             if query.reviewer:
                 reviewer = self.reviewer_masks.get(query.reviewer)
                 mask &= reviewer if reviewer is not None else False
@@ -342,6 +385,8 @@ class ReviewIndex:
             return {v: int(n) for v, n in zip(self.reason_vocab.values, totals, strict=True) if n}
         elif name == "reviewer":
             return {r: int(m[found].sum()) for r, m in sorted(self.reviewer_masks.items())}
+        elif name == "sample":
+            column, values = self.sample_column, SAMPLE_FILTERS
         else:
             column, values = self.facet_columns[name], self.facets[name].values
         tally = np.bincount(column[found], minlength=len(values))
@@ -357,6 +402,8 @@ class ReviewIndex:
             return sorted(self.reason_vocab.values)
         if name == "reviewer":
             return sorted(self.reviewer_masks)
+        if name == "sample":
+            return list(SAMPLE_FILTERS) if self.sample is not None else []
         return sorted(self.facets[name].values)
 
     def entry(self, position: int) -> Entry:
@@ -378,7 +425,22 @@ class ReviewIndex:
                     for name in FACETS
                 },
                 reviewers=tuple(self.state.review_of(image).votes),
+                sample=SAMPLE_FILTERS[self.sample_column[position]] if self.sample else "",
             )
+
+    def set_state(self) -> SetState:
+        """Return what certification needs of the set: current verdicts, every review."""
+        with self._lock:
+            verdicts = {
+                image: VERDICT_CODES[code]
+                for image, code in zip(self.images, self.verdicts, strict=True)
+            }
+            return SetState.of(verdicts, self.state)
+
+    def certification(self) -> Assessment | None:
+        """Return where the certified review stands (None: no audit sample drawn)."""
+        sample = self.sample
+        return None if sample is None else assess(sample, self.set_state())
 
     def row(self, position: int) -> dict[str, Any]:
         """Return the manifest row of an entry (read back from its line), review applied."""
@@ -465,9 +527,15 @@ def _identity(stat: os.stat_result) -> list[int]:
 
 def _facet_values(row: Mapping[str, Any]) -> dict[str, str]:
     presentation = presentation_of(row)
+    condition = row.get("condition") if isinstance(row.get("condition"), Mapping) else {}
+    severity = presentation.get("severity")
     return {
         "scene": str(presentation.get("scene") or ""),
         "subject": str(row.get("subject") or ""),
         "backend": str(row.get("backend") or ""),
+        "format": str(row.get("format") or condition.get("format") or "vision"),
+        "n_options": str(row.get("n_options") or condition.get("n_options") or ""),
+        "font": str(presentation.get("font_style") or ""),
         "capture": str(presentation.get("capture") or ""),
+        "severity": "" if severity is None else str(severity),
     }

@@ -23,7 +23,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from itemshot.factorial.review_log import MAX_SECONDS
+from itemshot.factorial.review.log import MAX_SECONDS
 
 MAX_BODY = 64 * 1024
 
@@ -203,3 +203,79 @@ class RegenerationRequest:
             image=_text(body, "image"),
             reason=_text(body, "reason"),
         )
+
+
+def _count(body: Mapping[str, Any], name: str = "count") -> int:
+    value = body.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise Refused(400, f"{name} must be a whole number (the count the confirmation named)")
+    return value
+
+
+def _fraction(body: Mapping[str, Any], name: str) -> float:
+    value = body.get(name)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+        raise Refused(400, f"{name} must be a number between 0 and 1")
+    return float(value)
+
+
+def _id(body: Mapping[str, Any]) -> str:
+    value = _text(body, "id")
+    if not 0 < len(value) <= 64:
+        raise Refused(400, "id must be 1 to 64 characters")
+    return value
+
+
+@dataclass(frozen=True)
+class BulkRequest:
+    """The body of `POST /api/bulk` (and of `/api/certify/accept`): the count confirmed."""
+
+    id: str
+    count: int
+    query: dict[str, str]
+
+    @classmethod
+    def of(cls, body: Mapping[str, Any]) -> BulkRequest:
+        """Return the bulk action a body asks for; raise Refused (400) naming a bad field."""
+        return cls(id=_id(body), count=_count(body), query=_query(body))
+
+
+@dataclass(frozen=True)
+class UndoRequest:
+    """The body of `POST /api/undo`."""
+
+    id: str
+
+    @classmethod
+    def of(cls, body: Mapping[str, Any]) -> UndoRequest:
+        """Return the undo a body asks for; raise Refused (400) naming a bad field."""
+        return cls(id=_id(body))
+
+
+@dataclass(frozen=True)
+class DrawRequest:
+    """The body of `POST /api/certify/draw`: the target and the seed."""
+
+    max_defect_rate: float
+    confidence: float
+    seed: int
+
+    @classmethod
+    def of(cls, body: Mapping[str, Any]) -> DrawRequest:
+        """Return the sample a body asks to draw; raise Refused (400) naming a bad field."""
+        seed = body.get("seed", 0)
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+            raise Refused(400, "seed must be a whole number from 0")
+        return cls(_fraction(body, "max_defect_rate"), _fraction(body, "confidence"), seed)
+
+
+@dataclass(frozen=True)
+class GrowRequest:
+    """The body of `POST /api/certify/grow`: the sample size the confirmation named."""
+
+    size: int
+
+    @classmethod
+    def of(cls, body: Mapping[str, Any]) -> GrowRequest:
+        """Return the growth a body asks for; raise Refused (400) naming a bad field."""
+        return cls(size=_count(body, "size"))

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from itemshot.executors.base import produce
-from itemshot.factorial.review_log import REPLACED_FIELDS
+from itemshot.factorial.review.log import REPLACED_FIELDS
 from itemshot.outputs import ManifestRow, bytes_sha256
 from itemshot.pipeline import write_result
 from itemshot.renderer.backends import Backend, RenderFailure
@@ -79,7 +79,10 @@ def _verdict_record(row: Mapping[str, Any]) -> Any:
     """Return the row's verdict as a `Verdict` (for the loop's prompt adjustments)."""
     from itemshot.verify import Reason, RegionScore, Verdict
 
-    reasons = tuple(Reason(r["code"], r["region"], r["detail"]) for r in reasons_of(row))
+    reasons = tuple(
+        Reason(r["code"], r["region"], r["detail"], tuple(r.get("tokens", ())))
+        for r in reasons_of(row)
+    )
     regions = tuple(
         RegionScore(name, name.split(":", 1)[0], score)
         for name, score in region_scores(row).items()

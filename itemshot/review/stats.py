@@ -1,4 +1,5 @@
-"""Review progress and agreement: counts, pass rates by group, time per decision, Cohen's κ."""
+"""Review progress and agreement: counts, pass rates by group, verifier precision and recall,
+time per decision, Cohen's κ."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from itemshot.factorial.review_log import STATUSES, VERDICTS, Decision, ReviewState
-from itemshot.review.index import VERDICT_CODES, ReviewIndex
+from itemshot.factorial.review.log import STATUSES, VERDICTS, Decision, ReviewState
+from itemshot.review.index import FACETS, VERDICT_CODES, ReviewIndex
+
+# The groups /stats breaks the figures down by (subject has its own filter but is no factor).
+GROUPS = tuple(name for name in FACETS if name != "subject")
 
 
 @dataclass(frozen=True)
@@ -89,7 +93,7 @@ def progress(index: ReviewIndex) -> dict[str, Any]:
     statuses = index.statuses
     total = len(statuses)
     counts = {s: int((statuses == i).sum()) for i, s in enumerate(STATUSES)}
-    groups = {name: _by_group(index, name) for name in ("scene", "backend")}
+    groups = {name: _by_group(index, name) for name in GROUPS}
     accepted_all = counts["accepted"]
     decided_all = accepted_all + counts["rejected"]
     worst = {
@@ -161,3 +165,72 @@ def conflicts(index: ReviewIndex) -> list[dict[str, Any]]:
             }
         )
     return found
+
+
+def _interval(hits: int, total: int) -> tuple[float | None, float | None, float | None]:
+    """Return (share, exact 95% lower, upper) of hits in total (Nones when total is 0)."""
+    if not total:
+        return None, None, None
+    from statsmodels.stats.proportion import proportion_confint
+
+    low, high = proportion_confint(hits, total, alpha=0.05, method="beta")
+    return hits / total, float(low), float(high)
+
+
+def verifier_quality(index: ReviewIndex) -> dict[str, list[dict[str, Any]]]:
+    """Return the verifier's precision and recall against the reviewers, overall and per group.
+
+    A pass is the verifier saying "this image is right"; the truth is a
+    person's accept or reject (certified acceptances are the verifier's own
+    word and are left out). Precision: the share of verifier passes reviewers
+    accepted; recall: the share of reviewer-accepted images the verifier
+    passed. Both with exact (Clopper–Pearson) 95% intervals.
+    """
+    state = index.set_state()
+    by_hand = np.fromiter((state.by_hand(image) for image in index.images), bool, len(index))
+    accepted = by_hand & (index.statuses == STATUSES.index("accepted"))
+    rejected = by_hand & (index.statuses == STATUSES.index("rejected"))
+    passed = index.verdicts == VERDICT_CODES.index("pass")
+    failed = index.verdicts == VERDICT_CODES.index("fail")
+
+    def quality(value: str, member: np.ndarray) -> dict[str, Any]:
+        return _quality_of(value, member, passed, failed, accepted, rejected)
+
+    everything = np.ones(len(index), dtype=bool)
+    result: dict[str, list[dict[str, Any]]] = {"all": [quality("all", everything)]}
+    for name in GROUPS:
+        column = index.facet_columns[name]
+        rows = [
+            quality(value or "(none)", column == code)
+            for code, value in enumerate(index.facets[name].values)
+        ]
+        result[name] = sorted(rows, key=lambda r: (-r["decided"], r["value"]))
+    return result
+
+
+def _quality_of(
+    value: str,
+    member: np.ndarray,
+    passed: np.ndarray,
+    failed: np.ndarray,
+    accepted: np.ndarray,
+    rejected: np.ndarray,
+) -> dict[str, Any]:
+    true_pass = int((member & passed & accepted).sum())
+    false_pass = int((member & passed & rejected).sum())
+    false_fail = int((member & failed & accepted).sum())
+    true_fail = int((member & failed & rejected).sum())
+    precision = _interval(true_pass, true_pass + false_pass)
+    recall = _interval(true_pass, true_pass + false_fail)
+    return {
+        "value": value,
+        "decided": true_pass + false_pass + false_fail + true_fail,
+        "pass_accepted": true_pass,
+        "pass_rejected": false_pass,
+        "fail_accepted": false_fail,
+        "fail_rejected": true_fail,
+        "precision": precision[0],
+        "precision_ci": precision[1:],
+        "recall": recall[0],
+        "recall_ci": recall[1:],
+    }

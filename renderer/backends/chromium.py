@@ -32,6 +32,7 @@ from itemshot.backgrounds.texture_names import TEXTURE_NAMES, texture_file
 from itemshot.renderer.assets import ORIGIN, AssetNotAllowed, static_asset
 from itemshot.renderer.backends.base import FIRST_ATTEMPT, Attempt, Rendered, RenderFailure
 from itemshot.renderer.jobs import RENDERER_VERSION, Job
+from itemshot.renderer.measures import clean_measures
 from itemshot.renderer.page import PageDocument, build_page, shell_html
 from itemshot.renderer.records import Layout, Region, box_to_quad
 
@@ -59,9 +60,9 @@ def _warm_up_html() -> str:
 
 _WARM_UP_HTML = _warm_up_html()
 # One round trip per job: swap the job's page into the shell, then lay it out.
-_SHOW_AND_LAYOUT = """async ([html, minScale, dsf]) => {
+_SHOW_AND_LAYOUT = """async ([html, minScale, dsf, faces]) => {
   await window.itemshotShow(html);
-  return await window.itemshotLayout(minScale, dsf);
+  return await window.itemshotLayout(minScale, dsf, faces || []);
 }"""
 
 
@@ -387,7 +388,13 @@ class ChromiumPool:
             )
             slot.metrics = metrics
         result = await slot.page.evaluate(
-            _SHOW_AND_LAYOUT, [document.html, document.min_scale, document.device_scale]
+            _SHOW_AND_LAYOUT,
+            [
+                document.html,
+                document.min_scale,
+                document.device_scale,
+                [dict(face) for face in document.fit_faces],
+            ],
         )
         refused = slot.refused + result["blocked"]
         if refused:
@@ -428,6 +435,15 @@ class ChromiumPool:
         width = round(document.css_width * document.device_scale)
         height = round(document.css_height * document.device_scale)
         regions = tuple(_region(r, fonts.get(r["name"], {})) for r in result["regions"])
+        measures = clean_measures(
+            regions,
+            x_height_px=float(result["x_height"]),
+            page_scale=float(result["scale"]),
+            held_scale=float(result["held_scale"]),
+            figure_scale=float(result["figure_scale"]),
+            lines=result["lines"],
+            font_px=document.font_px,
+        )
         layout = Layout(
             width=width,
             height=height,
@@ -436,6 +452,7 @@ class ChromiumPool:
             fonts_requested=document.fonts.families,
             fonts_fallback=dict(document.fonts.fallback_chars),
             fonts_uncovered=document.fonts.uncovered,
+            measures=measures,
         )
         return RenderOutput(png=png, layout=layout, browser_version=self.version)
 
@@ -483,7 +500,9 @@ class ChromiumBackend:
 
     async def render(self, job: Job, attempt: Attempt = FIRST_ATTEMPT) -> Rendered:
         """Return the clean render of a job and its layout; raise RenderFailure."""
-        document = build_page(job.item, job.presentation, job.seed, job.content)
+        document = build_page(
+            job.item, job.presentation, job.seed, job.content, decor_seed=job.item_seed
+        )
         output = await self.pool.render(document)
         record = {
             "backend": self.name,

@@ -161,15 +161,116 @@
     return box.scrollHeight > box.clientHeight + 0.5 || box.scrollWidth > box.clientWidth + 0.5;
   }
 
-  function fit(minScale) {
+  // Shrinks the scale named `names` (text `--s`, figures `--fs`) in steps of `step`
+  // until the content fits or the scale reaches `minScale`; returns the scale.
+  function shrink(box, names, scale, minScale, step) {
+    const root = document.documentElement;
+    while (overflowing(box) && scale > minScale) {
+      scale = Math.max(minScale, scale * step);
+      for (const name of names) root.style.setProperty(name, String(scale));
+    }
+    return scale;
+  }
+
+  // Sets the item's text in one of the faces the scale must hold for.
+  function setFace(box, face) {
+    box.style.fontFamily = face.family;
+    box.style.fontWeight = String(face.weight);
+    box.style.fontSize = "calc(" + face.size + "px * var(--s))";
+    box.style.lineHeight = String(face.line);
+    box.style.setProperty("--math", String(face.math));
+  }
+
+  // The scale an item's page is fitted at does not depend on its font style: it
+  // is the scale at which the item's text fits in every style of the catalogue,
+  // each at its x-height-matched size (`faces`, text and figures shrinking
+  // together), so every font-style cell of an item has the same scale, figure
+  // boxes and x-height. Should the item's own face still overflow (a face outside
+  // the styles), its text alone shrinks further, in fine steps, and its figures
+  // only once the text is at its minimum. A style the item fits in at no scale
+  // is left out. Without `faces`, the item's own face sets the scale.
+  function fit(minScale, faces) {
     const box = document.getElementById("content");
     const root = document.documentElement;
-    let scale = 1;
-    while (overflowing(box) && scale > minScale) {
-      scale = Math.max(minScale, scale * 0.92);
-      root.style.setProperty("--s", String(scale));
+    let held = 1;
+    for (const face of faces) {
+      setFace(box, face);
+      const scale = shrink(box, ["--s", "--fs"], held, minScale, 0.92);
+      if (overflowing(box)) {
+        // A style the item does not fit in at all cannot be rendered anyway: it
+        // must not shrink the others' pages to the minimum.
+        root.style.setProperty("--s", String(held));
+        root.style.setProperty("--fs", String(held));
+        continue;
+      }
+      held = scale;
     }
-    return { scale: scale, fits: !overflowing(box) };
+    box.removeAttribute("style");
+    if (!faces.length) held = shrink(box, ["--s", "--fs"], 1, minScale, 0.92);
+    const scale = shrink(box, ["--s"], held, minScale, 0.98);
+    const figures = shrink(box, ["--fs"], held, minScale, 0.92);
+    return { scale: scale, figures: figures, held: held, fits: !overflowing(box) };
+  }
+
+  // The x-height of the face and size the first text span is set in, in device
+  // pixels: the median ink height, bottom to top, of the lowercase letters with
+  // neither ascender nor descender (as fonts/metrics.py defines it), measured by
+  // the browser's own text machinery (canvas text metrics), not read from tables.
+  const X_HEIGHT_LETTERS = "acemnorsuvwxz";
+  const canvas = document.createElement("canvas");
+  function xHeight(deviceScale) {
+    const probe = document.querySelector("#content [data-region] .t:not(.glyph):not(.figref)");
+    if (!probe) return 0;
+    const style = getComputedStyle(probe);
+    const context = canvas.getContext("2d");
+    // Measured at 250 px and scaled down: the metrics come back in whole pixels, and
+    // above 256 px the browser takes them from a 64 px glyph (steps of 1/64 em).
+    context.font = style.fontStyle + " " + style.fontWeight + " 250px " + style.fontFamily;
+    const heights = Array.from(X_HEIGHT_LETTERS, (letter) => {
+      const metrics = context.measureText(letter);
+      return metrics.actualBoundingBoxAscent + metrics.actualBoundingBoxDescent;
+    }).sort((a, b) => a - b);
+    const median = heights[(heights.length - 1) / 2];
+    return (median * parseFloat(style.fontSize) * deviceScale) / 250;
+  }
+
+  // The number of lines a region's text is set on: distinct rows of the boxes of
+  // its text runs and formulas (a paragraph's own box would span all its lines).
+  function lineCount(el) {
+    const range = document.createRange();
+    const rects = [];
+    for (const part of el.querySelectorAll(".t, .math")) {
+      if (part.classList.contains("math")) {
+        rects.push(...part.getClientRects());
+        continue;
+      }
+      for (const node of part.childNodes) {
+        if (node.nodeType !== Node.TEXT_NODE) continue;
+        range.selectNodeContents(node);
+        rects.push(...range.getClientRects());
+      }
+    }
+    const rows = [];
+    for (const rect of rects) {
+      if (rect.width <= 0 || rect.height <= 0) continue;
+      const middle = (rect.top + rect.bottom) / 2;
+      if (!rows.some((row) => middle >= row.top && middle <= row.bottom)) {
+        rows.push({ top: rect.top, bottom: rect.bottom });
+      }
+    }
+    return rows.length;
+  }
+
+  function textLines() {
+    const lines = {};
+    for (const el of document.querySelectorAll("#content [data-region]")) {
+      const name = el.getAttribute("data-region");
+      if (/^(question|option)/.test(name)) {
+        const body = el.querySelector(":scope > .o-body") || el;
+        lines[name] = lineCount(body);
+      }
+    }
+    return lines;
   }
 
   function effectiveBackground(el) {
@@ -204,7 +305,9 @@
       text: text,
       math: math,
       label: label ? label.textContent : "",
-      font_px: parseFloat(style.fontSize) * scale,
+      // In the reference face's px: a face set larger to match the reference's
+      // x-height (`--math` is nominal / set size) reads as the nominal size.
+      font_px: parseFloat(style.fontSize) * (parseFloat(style.getPropertyValue("--math")) || 1) * scale,
       color: style.color,
       background: effectiveBackground(el),
       overflow: clipped,
@@ -293,14 +396,14 @@
     await Promise.all(loading);
   };
 
-  window.itemshotLayout = async function (minScale, deviceScale) {
+  window.itemshotLayout = async function (minScale, deviceScale, faces) {
     const math = window.katex ? typesetMath() : { errors: [], refused: [] };
     const images = Array.from(document.images);
     await Promise.all(images.map((img) => img.decode().catch(() => null)));
     const broken = images.filter((img) => img.naturalWidth === 0).map((img) => img.getAttribute("src"));
     broken.push(...(await settleBackgrounds()));
     await settleFonts();
-    const fitted = fit(minScale);
+    const fitted = fit(minScale, faces || []);
     await settleFonts();
     document.body.style.removeProperty("visibility");
     const regions = Array.from(document.querySelectorAll("[data-region]")).map((el) =>
@@ -313,6 +416,10 @@
     );
     return {
       scale: fitted.scale,
+      held_scale: fitted.held,
+      figure_scale: fitted.figures,
+      x_height: xHeight(deviceScale),
+      lines: textLines(),
       fits: fitted.fits,
       math_errors: math.errors,
       raw_latex: rawLatex(),

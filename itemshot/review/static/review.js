@@ -71,6 +71,95 @@
     s.addEventListener("change", () => s.form.submit())
   );
 
+  async function undo() {
+    if (busy) return;
+    busy = true;
+    say("undoing your last decision…", "pending");
+    try {
+      const answer = await post("/api/undo", { id: randomId() });
+      say("undone: " + answer.undone + " decision" + (answer.undone === 1 ? "" : "s"), "done");
+      document.body.dataset.undone = String(answer.undone);
+      // Back to the image whose decision was undone, in the same filtered queue.
+      location.assign(
+        (answer.next === "/" ? location.pathname : answer.next) + location.search
+      );
+    } catch (error) {
+      say("not undone: " + error.message, "error");
+      busy = false;
+    }
+  }
+
+  // Bulk actions name their count in the confirmation and send it: the server refuses
+  // when the selection no longer holds exactly that many images.
+  async function confirmed(question, path, body) {
+    if (busy || !window.confirm(question)) return;
+    busy = true;
+    say("saving…", "pending");
+    try {
+      const answer = await post(path, body);
+      document.body.dataset.saved = JSON.stringify(answer);
+      location.reload();
+    } catch (error) {
+      say("not saved: " + error.message, "error");
+      busy = false;
+    }
+  }
+
+  const bulk = document.getElementById("bulk-accept");
+  if (bulk) {
+    bulk.addEventListener("click", () => {
+      const count = Number(bulk.dataset.count);
+      confirmed(
+        "Accept all " + count + " image" + (count === 1 ? "" : "s") + " in this selection?",
+        "/api/bulk",
+        { id: randomId(), count: count, query: JSON.parse(main.dataset.query || "{}") }
+      );
+    });
+  }
+
+  // -- the certified review -------------------------------------------------------
+  const drawForm = document.getElementById("draw-form");
+  if (drawForm) {
+    drawForm.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const body = {
+        max_defect_rate: Number(drawForm.elements.max_defect_rate.value),
+        confidence: Number(drawForm.elements.confidence.value),
+        seed: Number(drawForm.elements.seed.value),
+      };
+      try {
+        await post("/api/certify/draw", body);
+        location.reload();
+      } catch (error) {
+        say("no sample drawn: " + error.message, "error");
+      }
+    });
+  }
+  const grow = document.getElementById("grow-sample");
+  if (grow) {
+    grow.addEventListener("click", () => {
+      const more = Number(main.dataset.more);
+      const needed = Number(main.dataset.needed);
+      confirmed(
+        "Draw " + more + " more images into the audit sample (" + needed + " in all)?",
+        "/api/certify/grow",
+        { size: needed }
+      );
+    });
+  }
+  const certifyButton = document.getElementById("accept-certified");
+  if (certifyButton) {
+    certifyButton.addEventListener("click", () => {
+      const count = Number(main.dataset.toCertify);
+      confirmed(
+        "Accept " + count + " unsampled verifier-passed images as " +
+          "\"accepted by verifier, certified by sample\"?",
+        "/api/certify/accept",
+        { id: randomId(), count: count }
+      );
+    });
+  }
+
   // -- the queue ------------------------------------------------------------------
   function queueKeys(event) {
     const cards = Array.from(document.querySelectorAll(".card"));
@@ -100,6 +189,9 @@
         return true;
       case "ArrowLeft":
         if (main.dataset.prevPage) location.assign(main.dataset.prevPage);
+        return true;
+      case "u":
+        undo();
         return true;
     }
     return false;
@@ -290,6 +382,9 @@
       case "g":
         regenerate();
         return true;
+      case "u":
+        undo();
+        return true;
       case "ArrowRight":
         if (main.dataset.next) location.assign(main.dataset.next);
         return true;
@@ -331,6 +426,7 @@
         const action = b.dataset.action;
         if (action === "reject") openReject();
         else if (action === "regenerate") regenerate();
+        else if (action === "undo") undo();
         else decide(action);
       })
     );

@@ -15,8 +15,13 @@ import json
 import sys
 from pathlib import Path
 
-from itemshot.factorial.parsers import coerce_options, option_letters, parse_mmmu_pro, row_rng
-from itemshot.factorial.parsers_strict import parse_strict
+from itemshot.factorial.answers.parsers import (
+    coerce_options,
+    option_letters,
+    parse_mmmu_pro,
+    row_rng,
+)
+from itemshot.factorial.answers.parsers_strict import parse_strict
 
 NAMES = (
     "gpt-4o_standard10_cot.jsonl",

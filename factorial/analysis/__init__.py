@@ -1,0 +1,1 @@
+"""Analysis of predictions: accuracy, effects, associations and the reading probe's statistics."""

@@ -1,0 +1,1 @@
+"""Exports of an output set for evaluation harnesses (Hugging Face, lmms-eval, VLMEvalKit)."""

@@ -1,0 +1,1 @@
+"""Prediction: requests built from an output set's rows, sent to a model, retried and cached."""

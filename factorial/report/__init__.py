@@ -1,0 +1,1 @@
+"""The report of an analysis: Markdown, HTML, console tables and plots."""

@@ -1,0 +1,340 @@
+"""Word-level accounting: every word of the source shown in its place, read as itself.
+
+A field can score 0.95 on character accuracy and still say the opposite of
+its source: one word ("most" drawn as "least", a dropped "NOT") is a few
+characters of a long stem. Here the source's words are aligned with a
+reading's words (a word-level edit distance whose substitution cost is the
+character distance of the two words, with OCR's merges and splits of words
+free), and each source word is judged in its place:
+
+- *shown*: the reading has the word there (letter case, accents and the
+  glyphs OCR confuses — `verify.lookalikes` — aside);
+- *changed*: the reading has a different word there that is itself a
+  plausible word of the language (its `wordfreq` Zipf frequency is at least
+  `Thresholds.meaning_word_zipf`) and is no OCR look-alike of the source's
+  word: a person reading the image reads that other word;
+- *dropped*: a critical word (negation, quantifier, comparative, direction)
+  with nothing in its place.
+
+A changed word fails whether it is critical or not, except a short
+non-critical one (`Thresholds.meaning_min_letters`), where one engine's misreading into
+another real word ("in" for "on") is common and a person's reading rarely
+differs. A critical word the reading shows that the source does not have in
+that place (a "not" added) fails too. Numbers are the token checks' job
+(`verify.tokens`); here only words of letters are accounted.
+
+Each reason names the words as typed tokens (`Reason.tokens`): a settler
+asking another reading or the ink about the field drops exactly the words
+its evidence shows.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from rapidfuzz.distance import Levenshtein
+
+from itemshot.verify.lookalikes import fold_word
+from itemshot.verify.text import has_cjk, normalise
+from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from itemshot.verify.verdicts import Reason, ReasonCode
+
+
+def _words(spaced: str) -> frozenset[str]:
+    return frozenset(spaced.split())
+
+
+# Words whose change reverses what a question asks or states. Inflections are listed: a
+# stem says "increases", and "decreases" is what its change reads.
+NEGATIONS = _words(
+    "not no never none nor neither except cannot without nothing nobody nowhere "
+    "isn't aren't doesn't don't didn't wasn't weren't won't can't shouldn't wouldn't"
+)
+QUANTIFIERS = _words(
+    "all any each every some most least only both either few many more less fewer "
+    "always sometimes often rarely usually mostly majority minority"
+)
+COMPARATIVES = _words(
+    "greater greatest higher highest lower lowest larger largest smaller smallest better best "
+    "worse worst maximum minimum max min faster fastest slower slowest longer longest shorter "
+    "shortest stronger strongest weaker weakest earlier earliest later latest first last "
+    "increase increases increased increasing decrease decreases decreased decreasing "
+    "rise rises fall falls"
+)
+DIRECTIONS = _words(
+    "left right above below up down top bottom upper under over inside outside north south "
+    "east west clockwise counterclockwise anticlockwise forward backward inward outward "
+    "positive negative true false correct incorrect same different before after "
+    "agree disagree"
+)
+CRITICAL = NEGATIONS | QUANTIFIERS | COMPARATIVES | DIRECTIONS
+# A critical word added where the source has none changes the question only if it negates.
+ADDED_CRITICAL = NEGATIONS
+
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*")
+GAP = 1.0  # cost of a word one side has and the other does not
+MAX_BLOCK = 6400  # word pairs: an unshared stretch of 80 x 80 words is aligned, no longer
+LANGUAGES = {"eng": "en"}  # tesseract language -> wordfreq language; others are not accounted
+
+
+@dataclass(frozen=True)
+class Placed:
+    """What a reading shows in one source word's place."""
+
+    index: int  # the source word's index
+    word: str  # the source word (case-folded)
+    read: str | None  # the reading's word there, None when it has none
+
+
+def split_words(text: str) -> list[str]:
+    """Return the words of letters of a text, normalised and case-folded, in order."""
+    return [w.casefold() for w in _WORD.findall(normalise(text).replace("’", "'"))]
+
+
+def align(source: Sequence[str], reading: Sequence[str]) -> list[Placed]:
+    """Return, for each source word, the reading's word in its place (word-level alignment).
+
+    Substituting one word for another costs twice their normalised
+    character distance (a misread word costs little, a different word
+    almost a drop and an insertion); a source word with none costs `GAP`,
+    and so does a reading word with none. Two source words read as one
+    ("astroke") or one read as two ("fig ure") cost nothing: OCR's spacing
+    is no content. The words both sides share are matched first (an exact
+    word-level edit script, in C); only what lies between is aligned word
+    by word.
+    """
+    folded_source = [fold_word(w) for w in source]
+    folded_reading = [fold_word(w) for w in reading]
+    placed: list[Placed] = []
+    for equal, i1, i2, j1, j2 in _stretches(folded_source, folded_reading):
+        if equal:
+            placed += [Placed(i, source[i], reading[j1 + i - i1]) for i in range(i1, i2)]
+            continue
+        # The stretch between shared words (a merge or split lies inside it: its words
+        # equal none of the other side's).
+        block = _align_block(source[i1:i2], reading[j1:j2])
+        placed += [Placed(p.index + i1 if p.index >= 0 else -1, p.word, p.read) for p in block]
+    return placed
+
+
+def _stretches(source: list[str], reading: list[str]) -> list[tuple[bool, int, int, int, int]]:
+    """Return the exact word-level edit script as runs: shared words, and what lies between."""
+    runs: list[tuple[bool, int, int, int, int]] = []
+    for tag, i1, i2, j1, j2 in Levenshtein.opcodes(source, reading):
+        equal = tag == "equal"
+        if runs and not equal and not runs[-1][0]:
+            _e, a1, _a2, b1, _b2 = runs[-1]
+            runs[-1] = (False, a1, i2, b1, j2)
+        else:
+            runs.append((equal, i1, i2, j1, j2))
+    return runs
+
+
+def _align_block(source: Sequence[str], reading: Sequence[str]) -> list[Placed]:
+    """Return the word-by-word alignment of a short stretch (dynamic programming).
+
+    A stretch too long to align word by word (a reading that is mostly
+    noise) shows none of its source words.
+    """
+    n, m = len(source), len(reading)
+    if n * m > MAX_BLOCK:
+        return [Placed(i, word, None) for i, word in enumerate(source)]
+    inf = float("inf")
+    cost = [[inf] * (m + 1) for _ in range(n + 1)]
+    step: list[list[tuple[int, int] | None]] = [[None] * (m + 1) for _ in range(n + 1)]
+    cost[0][0] = 0.0
+    for i in range(n + 1):
+        for j in range(m + 1):
+            here = cost[i][j]
+            if here == inf:
+                continue
+            moves: list[tuple[int, int, float]] = []
+            if i < n and j < m:
+                moves.append((1, 1, 2.0 * _distance(source[i], reading[j])))
+            if i < n:
+                moves.append((1, 0, GAP))
+            if j < m:
+                moves.append((0, 1, GAP))
+            if i + 1 < n and j < m and _same(source[i] + source[i + 1], reading[j]):
+                moves.append((2, 1, 0.0))
+            if i < n and j + 1 < m and _same(source[i], reading[j] + reading[j + 1]):
+                moves.append((1, 2, 0.0))
+            for di, dj, extra in moves:
+                if here + extra < cost[i + di][j + dj]:
+                    cost[i + di][j + dj] = here + extra
+                    step[i + di][j + dj] = (di, dj)
+    placed: list[Placed] = []
+    i, j = n, m
+    while i or j:
+        move = step[i][j]
+        assert move is not None
+        di, dj = move
+        if di == 1 and dj == 1:
+            placed.append(Placed(i - 1, source[i - 1], reading[j - 1]))
+        elif di == 1 and dj == 0:
+            placed.append(Placed(i - 1, source[i - 1], None))
+        elif di == 2:  # two source words read as one: both shown
+            placed += [Placed(i - 1, source[i - 1], source[i - 1])]
+            placed += [Placed(i - 2, source[i - 2], source[i - 2])]
+        elif dj == 2:
+            placed.append(Placed(i - 1, source[i - 1], source[i - 1]))
+        else:  # a reading word the source lacks: recorded as a place of index -1
+            placed.append(Placed(-1, "", reading[j - 1]))
+        i, j = i - di, j - dj
+    placed.reverse()
+    return placed
+
+
+def _distance(a: str, b: str) -> float:
+    return Levenshtein.normalized_distance(fold_word(a), fold_word(b))
+
+
+def _same(a: str, b: str) -> bool:
+    return fold_word(a) == fold_word(b)
+
+
+@lru_cache(maxsize=65536)
+def zipf(word: str, language: str) -> float:
+    """Return the word's Zipf frequency in the language (0 for a word never seen)."""
+    from wordfreq import zipf_frequency
+
+    return float(zipf_frequency(word, language))
+
+
+def plausible(word: str, language: str, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> bool:
+    """Return whether a reading's word is a real word a person would read there."""
+    return len(word) >= 2 and zipf(word, language) >= thresholds.meaning_word_zipf
+
+
+def _stripped(word: str) -> str:
+    """Return the word without accents (an accent misread is no other word)."""
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+
+
+def changed_to(word: str, read: str, language: str, thresholds: Thresholds) -> bool:
+    """Return whether `read`, in `word`'s place, is another word a person would read there."""
+    if _same(_stripped(word), _stripped(read)):
+        return False
+    if word not in CRITICAL and len(word) < thresholds.meaning_min_letters:
+        return False
+    if not plausible(read, language, thresholds):
+        return False
+    # One character off ("lover" for "lower") in a long word is a misread glyph as often as
+    # another word; a critical word has no such slack: "most" and "host" are both read.
+    edits = Levenshtein.distance(fold_word(word), fold_word(read))
+    return edits >= thresholds.meaning_min_edits or word in CRITICAL
+
+
+@dataclass(frozen=True)
+class WordFinding:
+    """One word the reading does not show as the source has it."""
+
+    code: ReasonCode
+    index: int  # source word index; -1 for a word the source does not have
+    word: str  # the source's word ("" for an added one)
+    read: str  # what the reading shows there ("" for a dropped one)
+
+    @property
+    def token(self) -> str:
+        """Return the finding's token: its word and place, the key settlers drop it by."""
+        return f"{self.word or self.read}@{self.index}"
+
+    def describe(self) -> str:
+        """Return the finding in words for the reason's detail."""
+        if self.code is ReasonCode.WORD_CHANGED:
+            return f"{self.word!r} read as {self.read!r}"
+        if self.code is ReasonCode.WORD_ADDED:
+            return f"{self.read!r} shown where the source has no such word"
+        return f"{self.word!r} not shown"
+
+
+def language_of(lang: str) -> str | None:
+    """Return the word list's language for a tesseract language, None when not accounted."""
+    return LANGUAGES.get(lang)
+
+
+def findings(
+    text: str, reading: str, language: str = "en", thresholds: Thresholds = DEFAULT_THRESHOLDS
+) -> list[WordFinding]:
+    """Return the source words one reading shows otherwise (changed, dropped or added)."""
+    if has_cjk(text):
+        return []
+    source = split_words(text)
+    if not source:
+        return []
+    found: list[WordFinding] = []
+    placed = align(source, split_words(reading))
+    for k, place in enumerate(placed):
+        if place.index < 0:
+            read = place.read or ""
+            # A word the source lacks: only a negation changes what is asked, and only
+            # one read between the source's words, not a stray word at either end.
+            inside = 0 < k < len(placed) - 1
+            if inside and read in ADDED_CRITICAL and plausible(read, language, thresholds):
+                found.append(WordFinding(ReasonCode.WORD_ADDED, -1, "", read))
+            continue
+        if place.read is None:
+            if place.word in CRITICAL:
+                found.append(WordFinding(ReasonCode.WORD_DROPPED, place.index, place.word, ""))
+            continue
+        if changed_to(place.word, place.read, language, thresholds):
+            found.append(WordFinding(ReasonCode.WORD_CHANGED, place.index, place.word, place.read))
+    return found
+
+
+def word_reasons(
+    name: str, text: str, reading: str, lang: str, thresholds: Thresholds = DEFAULT_THRESHOLDS
+) -> list[Reason]:
+    """Return a reason per kind of word the reading does not show as the source has it."""
+    language = language_of(lang)
+    if language is None:
+        return []
+    by_code: dict[ReasonCode, list[WordFinding]] = {}
+    for finding in findings(text, reading, language, thresholds):
+        by_code.setdefault(finding.code, []).append(finding)
+    return [
+        Reason(
+            code,
+            name,
+            "; ".join(f.describe() for f in found),
+            tokens=tuple(f.token for f in found),
+        )
+        for code, found in by_code.items()
+    ]
+
+
+def token_shown(text: str, token: str, readings: Sequence[str]) -> bool:
+    """Return whether some reading shows the word a finding's token names, in its place."""
+    word, _, at = token.rpartition("@")
+    index = int(at)
+    source = split_words(text)
+    for reading in readings:
+        placed = align(source, split_words(reading))
+        if index < 0:
+            # An added word is settled by a reading that has nothing added there.
+            if not any(p.index < 0 and p.read == word for p in placed):
+                return True
+            continue
+        for place in placed:
+            if place.index == index and place.read is not None and _same(place.read, word):
+                return True
+    return False
+
+
+WORD_CODES = (ReasonCode.WORD_CHANGED, ReasonCode.WORD_DROPPED, ReasonCode.WORD_ADDED)
+
+
+def token_word(token: str) -> tuple[str, int]:
+    """Return (word, source index) of a finding's token."""
+    word, _, at = token.rpartition("@")
+    return word, int(at)
+
+
+def source_spelling(text: str, index: int) -> str | None:
+    """Return the source's own spelling (letter case kept) of its `index`-th word."""
+    spelled = _WORD.findall(normalise(text).replace("’", "'"))
+    return spelled[index] if 0 <= index < len(spelled) else None
