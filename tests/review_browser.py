@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 from playwright.sync_api import Page, sync_playwright
 
 from itemshot.renderer.backends.chromium import find_chromium
-from tests.conftest import run_cli, sample_subset
+from tests.conftest import ROOT, run_cli, sample_subset
 
 IDS = ("en-rainfall", "en-change", "en-parabola")
 
@@ -65,3 +66,14 @@ def page_position(page: Page) -> int:
     match = re.search(r"/item/(\d+)", page.url)
     assert match, page.url
     return int(match.group(1))
+
+
+def screenshot_dir(scratch: Path) -> Path:
+    """Return where a test's README screenshots go: docs/ only when asked, else `scratch`.
+
+    A test run must not change the checkout; `ITEMSHOT_UPDATE_SCREENSHOTS=1`
+    refreshes the README's pictures on purpose.
+    """
+    if os.environ.get("ITEMSHOT_UPDATE_SCREENSHOTS") == "1":
+        return ROOT / "docs"
+    return scratch

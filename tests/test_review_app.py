@@ -4,7 +4,7 @@ A small set is rendered and verified for real; the test reviews it with the
 keys a reviewer uses (accept, reject with a reason and a note, regenerate,
 arrows, help), restarts the server, checks that the decisions and the queue
 position survived, and exports the set with the rejected image left out.
-The queue and item screenshots in the README are taken here.
+The queue and item screenshots in the README are taken here (written to docs/ only with ITEMSHOT_UPDATE_SCREENSHOTS=1).
 """
 
 from __future__ import annotations
@@ -19,19 +19,18 @@ from playwright.sync_api import Page
 
 from itemshot.factorial.review.log import read_decisions
 from itemshot.renderer.output import read_jsonl
-from tests.conftest import ROOT, run_cli
+from tests.conftest import run_cli
 from tests.review_browser import (
     open_page,
     page_position,
     press_and_follow,
     ready,
     render_six,
+    screenshot_dir,
 )
 from tests.review_sets import review_server
 
 pytestmark = pytest.mark.slow
-
-DOCS = ROOT / "docs"
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +64,9 @@ def test_keyboard_review_restart_and_export(
         cards = page.locator(".card")
         assert cards.count() == 6
         _images_loaded(page)
-        DOCS.mkdir(exist_ok=True)
-        page.screenshot(path=str(DOCS / "review-queue.png"))
+        shots = screenshot_dir(tmp_path)
+        shots.mkdir(exist_ok=True)
+        page.screenshot(path=str(shots / "review-queue.png"))
 
         # Enter opens the first image of the queue; `?` shows the keys, Esc hides them.
         with page.expect_navigation():
@@ -81,7 +81,7 @@ def test_keyboard_review_restart_and_export(
         _images_loaded(page)
         assert page.locator("#boxes polygon").count() >= 5  # question, four options
         assert page.locator(".readings tr").count() >= 5  # OCR readings beside the source
-        page.screenshot(path=str(DOCS / "review-item.png"))
+        page.screenshot(path=str(shots / "review-item.png"))
 
         # a: accept → the next image of the queue.
         press_and_follow(page, "a")

@@ -34,19 +34,19 @@ from itemshot.review.certify import (
     sample_size,
     upper_bound,
 )
-from tests.conftest import ROOT, run_cli
+from tests.conftest import run_cli
 from tests.review_browser import (
     open_page,
     page_position,
     press_and_follow,
     ready,
     render_six,
+    screenshot_dir,
 )
 from tests.review_sets import review_server
 
 pytestmark = pytest.mark.slow
 
-DOCS = ROOT / "docs"
 SIZE = 200
 FAILED = 20
 RATE, CONFIDENCE = 0.05, 0.95
@@ -171,8 +171,9 @@ def test_certify_a_200_image_set(
         assert "vision" in facts and "4 options" in facts and "regular" in facts
         for image in page.locator(".card img").all()[:12]:
             image.evaluate("img => img.decode()")
-        DOCS.mkdir(exist_ok=True)
-        page.screenshot(path=str(DOCS / "certify-sample-queue.png"))
+        shots = screenshot_dir(tmp_path)
+        shots.mkdir(exist_ok=True)
+        page.screenshot(path=str(shots / "certify-sample-queue.png"))
 
         # The planted defect: rejecting it widens the bound and asks for more images.
         defect_at = position[roles["sampled_defect"]]
