@@ -32,10 +32,10 @@ class Region:
     rendered, without math; `math` keeps each formula's LaTeX source. `fonts`
     maps each family actually used for the text to its glyph count. `font_px`
     is the text's size in final-render px as the reference face's size of the
-    same x-height (a face set larger to match it reads as the nominal size;
-    `Layout.measures["font_px"]` keeps the CSS size it was set at). `quad` is
-    the region in final-image pixels (after any capture warp); `box` its
-    axis-aligned bounds on the clean render.
+    same x-height (a face set larger to match it reads as the nominal size);
+    `set_px` is the size it was set at, in the same px: what its glyphs are
+    drawn at. `quad` is the region in final-image pixels (after any capture
+    warp); `box` its axis-aligned bounds on the clean render.
     """
 
     name: str
@@ -50,9 +50,15 @@ class Region:
     placeholder: bool = False
     fonts: Mapping[str, int] = field(default_factory=dict)
     font_px: float = 0.0
+    set_px: float = 0.0  # the size the face was set at, in font_px's px (0: not recorded)
     color: str = ""
     background: str = ""
     overflow: bool = False
+
+    @property
+    def drawn_px(self) -> float:
+        """Return the size the face's glyphs are drawn at (records before version 5: `font_px`)."""
+        return self.set_px or self.font_px
 
     def with_quad(self, quad: Quad) -> Region:
         """Return a copy whose quad is moved to new final-image coordinates."""

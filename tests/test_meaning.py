@@ -65,6 +65,19 @@ def test_a_content_word_changed_fails_too() -> None:
     assert (found.word, found.read) == ("rash", "cough")
 
 
+def test_a_referent_letter_read_as_another_letter_is_changed() -> None:
+    # Options that differ only in the letter they point at: "a)" shown as "b)" is a swap.
+    source = "There is an asymmetric centre at the position labelled a)"
+    (found,) = findings(source, source.replace("a)", "b)"))
+    assert (found.code, found.word, found.read) == (ReasonCode.WORD_CHANGED, "a", "b")
+    (capital,) = findings(
+        "the angle at point B of the triangle", "the angle at point D of the triangle"
+    )
+    assert (capital.word, capital.read) == ("b", "d")
+    # An article or a lowercase variable is no referent: one engine's "a" for "o" is no swap.
+    assert findings("a ball of mass m rolls", "o ball of mass n rolls") == []
+
+
 def test_a_dropped_negation_and_an_added_one_fail() -> None:
     (dropped,) = findings("Which does NOT contain an error?", "Which does contain an error?")
     assert (dropped.code, dropped.word) == (ReasonCode.WORD_DROPPED, "not")

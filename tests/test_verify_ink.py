@@ -148,6 +148,12 @@ def test_rivals_cover_every_digit_place_and_the_units_quantity() -> None:
         [("costs $", ""), ("$", " per"), ("costs $", " per")]
     ]
     assert ink.occurrences("(C) 100°", "100") == [[("(C) ", "°")]]
+    # Glued to numbers on both sides, the glued text alone is tried first: the words
+    # beyond it may lie across a line break or be a label drawn in another weight.
+    assert ink.occurrences("(B) 80.0%,0.50 mol,0.05 mol", "0.50 mol")[0][0] == (
+        "80.0%,",
+        ",0.05",
+    )
 
 
 def _result(reasons: tuple[Reason, ...]) -> FieldResult:
@@ -168,6 +174,48 @@ def test_a_token_the_source_shows_twice_must_be_shown_twice() -> None:
     reason = Reason("number_missing", "question", "20")
     kept = settle_by_ink(field, [crop], RECORDED_PX, FAMILY, "", _result((reason,)))
     assert [r.code for r in kept.reasons] == ["number_missing"]
+
+
+def test_a_token_located_over_another_of_the_fields_tokens_is_not_shown() -> None:
+    # The source says "200 MPa" where the page shows "200 kPa"; its other "100 MPa," fits
+    # the drawing of "= 200 MPa," but for a digit, and is that place's better match.
+    crop = _ink("at a, s1 = 200 kPa,s2 = 100 MPa, then")
+    field = Field("question", "at a, s1 = 200 MPa,s2 = 100 MPa, then", (), ())
+    reason = Reason("unit_missing", "question", "200MPa", tokens=("200MPa",))
+    kept = settle_by_ink(field, [crop], RECORDED_PX, FAMILY, "", _result((reason,)))
+    assert [r.code for r in kept.reasons] == ["unit_missing"], kept.region.measures
+
+
+def test_a_repeated_token_is_drawn_only_with_the_words_of_its_own_place() -> None:
+    # "I don't" is at both places: drawn so, the second place's ink would show the first.
+    places = ink.occurrences("I don't know and I don't want", "don't")
+    assert places == [[("", " know"), ("I ", " know")], [("", " want"), ("I ", " want")]]
+    # A place with no context of its own keeps them all.
+    assert ink.occurrences("x 1 x 1 x", "1") == [
+        [("x ", ""), ("", " x"), ("x ", " x")],
+        [("x ", ""), ("", " x"), ("x ", " x")],
+    ]
+
+
+def _lines(*lines: str) -> np.ndarray:
+    """Return lines of ink stacked as one crop, left-aligned."""
+    drawn = [_ink(line) for line in lines]
+    width = max(d.shape[1] for d in drawn)
+    return np.vstack(
+        [np.pad(d, ((0, 0), (0, width - d.shape[1])), constant_values=255) for d in drawn]
+    )
+
+
+@pytest.mark.parametrize(("shown_as", "settled"), [("kJ", True), ("MJ", False)])
+def test_a_unit_on_the_line_after_its_number_is_weighed_word_by_word(
+    shown_as: str, settled: bool
+) -> None:
+    # A line breaks between "300" and "kJ": each word is weighed on its own line.
+    crop = _lines("of gas. Now 300", f"{shown_as} of heat is added")
+    field = Field("question", "of gas. Now 300 kJ of heat is added", (), ())
+    reason = Reason("unit_missing", "question", "300kJ", tokens=("300kJ",))
+    kept = settle_by_ink(field, [crop], RECORDED_PX, FAMILY, "", _result((reason,)))
+    assert (kept.reasons == ()) is settled, kept.region.measures
 
 
 def test_settling_drops_only_the_checks_the_ink_settles() -> None:

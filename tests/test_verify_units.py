@@ -489,6 +489,20 @@ def test_unit_case_counts_only_where_it_changes_the_quantity() -> None:
     assert missing_units("at 300 K", "at 300 °C") == ["300K"]
 
 
+def test_a_number_after_an_abbreviations_point_is_a_whole_number() -> None:
+    # Compacted, "W.C.B. 7°16'" is "W.C.B.7°16'": its 7 starts a number, not one ".7" ends.
+    bearing = "Slope 1 in 7.64 rising, W.C.B. 7°16'26.7\""
+    assert missing_units(bearing, f"(A) {bearing}") == []
+    assert missing_units("a bend of 10.7°", "a bend of 0.7°") == ["10.7°"]
+
+
+def test_a_unit_is_placed_by_its_numbers_digits_not_its_separators() -> None:
+    # The point is the number check's: "101 148 m" shows the unit of "101.148 m".
+    assert missing_units("height = 101.148 m", "height = 101 148\nm") == []
+    assert missing_units("height = 101.148 m", "height = 101 148 km") == ["101.148m"]
+    assert missing_units("a 1,500 kg load", "a 1500 kg load") == []
+
+
 def test_a_glyph_touching_a_box_edge_or_a_rule_is_kept() -> None:
     """The box's edges and a grid line go; the descender on the edge and the label on the line stay."""
     import cv2

@@ -434,10 +434,14 @@ def unit_rivals(token: str) -> list[str]:
         return []
     number, unit = match.groups()
     space = " " if unit.startswith(" ") else ""
-    unit = unit.strip()
+    return [with_unit(number, u, space) for u in unit_variants(unit.strip())]
+
+
+def unit_variants(unit: str) -> list[str]:
+    """Return the unit with its prefix changed, and the symbols its quantity is swapped for."""
     base = unit[1:] if len(unit) > 1 and unit[0] in "".join(PREFIXES) else unit
     units = {p + base for p in PREFIXES} | set(UNITS)
-    return [with_unit(number, u, space) for u in sorted(units) if u != unit]
+    return [u for u in sorted(units) if u and u != unit]
 
 
 def with_unit(number: str, unit: str, space: str) -> str:
@@ -459,7 +463,7 @@ def occurrences(text: str, token: str) -> list[list[tuple[str, str]]]:
     touches the token's ink, and a drawing is located only where no ink
     touches its sides. Each place's contexts add the words around it: the
     word before, after, or both (whichever is drawn on one line in the image
-    matches best). The token is drawn without a neighbouring word only where
+    matches best), only those the source shows at no other place where some are. The token is drawn without a neighbouring word only where
     it has none (a caption): alone, a short token is found anywhere its
     glyphs are ("3" on a handwritten "B"), and a token the source shows
     twice at the wrong place.
@@ -475,13 +479,34 @@ def occurrences(text: str, token: str) -> list[list[tuple[str, str]]]:
         after = text[end + len(glued_after) :].split(maxsplit=1)
         prev = f"{before[-1]} {glued_before}" if before else glued_before
         nxt = f"{glued_after} {after[0]}" if after else glued_after
-        found = [
-            c
-            for c in dict.fromkeys([(prev, glued_after), (glued_before, nxt), (prev, nxt)])
-            if has_neighbours([c])
-        ]
+        glued = (glued_before, glued_after)
+        # Glued on both sides to numbers or words ("80.0%,0.50 mol,0.05"): that is context
+        # enough, and the only one that never crosses a line break or an option's label.
+        anchored = _anchored(glued_before) and _anchored(glued_after)
+        tried = [glued] if anchored else []
+        tried += [(prev, glued_after), (glued_before, nxt), (prev, nxt)]
+        found = [c for c in dict.fromkeys(tried) if has_neighbours([c]) or c is glued]
         places.append(found or [(glued_before, glued_after)])
-    return places
+    return [_own_contexts(text, token, contexts) for contexts in places]
+
+
+def _own_contexts(text: str, token: str, contexts: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Return the contexts that draw this place alone, when some do.
+
+    "I don't" is drawn at both places of "I don't know and I don't want": the
+    ink of the second would show the first's token, changed or not. A
+    context the source has once ("don't know") is drawn only at its place.
+    """
+    # Counted overlapping: in "x 1 x 1 x", "x 1 x" is drawn at both places.
+    own = [
+        (b, a) for b, a in contexts if len(re.findall(f"(?={re.escape(b + token + a)})", text)) == 1
+    ]
+    return own or contexts
+
+
+def _anchored(glued: str) -> bool:
+    """Return whether text glued to a token holds a letter or digit (more than punctuation)."""
+    return any(c.isalnum() for c in glued)
 
 
 def has_neighbours(contexts: Sequence[tuple[str, str]]) -> bool:

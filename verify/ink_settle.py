@@ -58,6 +58,10 @@ def settle_by_ink(
     if any(r.code not in settled for r in result.reasons):
         return result  # the field fails on its text whatever the tokens show
     readings = _readings(result)
+    # The field's other tokens are rivals of each one: a drawing located over the place
+    # where the source shows another ("= 200 MPa," fits the ink of "= 100 MPa;" but for
+    # a digit) is beaten there by that token's own drawing.
+    siblings = _tokens_in(field.text)
 
     def alike(token: str) -> list[str]:
         """Return what the engines read that could stand where the token is drawn."""
@@ -88,7 +92,8 @@ def settle_by_ink(
             places = [[*alone[0], *contexts] for contexts in places]
         every = True
         for contexts in places:
-            found = ink.weigh(crops, font_px, family, token, contexts, rivals + alike(token))
+            others = rivals + alike(token) + _siblings(token, siblings)
+            found = ink.weigh(crops, font_px, family, token, contexts, others)
             if found is not None:
                 weighed.append(found)
             every = every and found is not None and found.shown
@@ -163,7 +168,7 @@ def _settle(
         missing = []
         for token in _tokens(reason):
             span = _unit_span(field.text, token)
-            if span is None or not shown(span, ink.unit_rivals(span)):
+            if span is None or not (shown(span, ink.unit_rivals(span)) or _apart(span, shown)):
                 missing.append(token)
     elif reason.code == "letter_mismatch":
         if not label or field.letter not in label:
@@ -179,6 +184,19 @@ def _settle(
     else:
         return reason
     return replace(reason, detail=", ".join(missing), tokens=tuple(missing)) if missing else None
+
+
+def _apart(span: str, shown: Callable[..., bool]) -> bool:
+    """Return whether the ink shows a spaced `number unit` span as its two words, each in place.
+
+    A line may break between the number and its unit ("Now 300 / kJ of"):
+    one drawing of the span matches no line, but each word matches its own,
+    the number against its changed digits, the unit against its changed prefix.
+    """
+    number, _space, unit = span.partition(" ")
+    if not unit or " " in unit:
+        return False
+    return shown(number, ink.digit_rivals(number)) and shown(unit, ink.unit_variants(unit))
 
 
 def _tokens(reason: Reason) -> list[str]:
@@ -199,10 +217,30 @@ def _readings(result: FieldResult) -> list[str]:
     """Return the tokens the engines read in the field: rivals a drawing must beat."""
     texts = [result.region.observed]
     texts += [str(t) for t in dict(result.region.measures.get("readings", {})).values()]
-    found: list[str] = []
-    for text in texts:
-        found += numbers(text) + codes(text)
-        for token in number_units(text):
-            number = leading_number(token)
-            found += [token, ink.with_unit(number, token[len(number) :], " ")]
+    return list(dict.fromkeys(token for text in texts for token in _tokens_in(text)))
+
+
+def _siblings(token: str, tokens: list[str]) -> list[str]:
+    """Return the field's tokens led by another number than `token`'s: rivals of its place.
+
+    Only a token led by a number has them; a code ("refrigerant-134a") or a
+    unit drawn alone is no drawing of a number's place.
+    """
+    number = _number_of(token)
+    if not number:
+        return []
+    return [t for t in tokens if _number_of(t) and _number_of(t) != number]
+
+
+def _number_of(token: str) -> str:
+    """Return the number a token starts with, without a sentence's point ("0.1" of "0.1.Figure")."""
+    return leading_number(token).rstrip(".,")
+
+
+def _tokens_in(text: str) -> list[str]:
+    """Return a text's numbers, codes and `number+unit` tokens (each also spaced "100 kJ")."""
+    found = numbers(text) + codes(text)
+    for token in number_units(text):
+        number = leading_number(token)
+        found += [token, ink.with_unit(number, token[len(number) :], " ")]
     return list(dict.fromkeys(found))

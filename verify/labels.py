@@ -58,3 +58,18 @@ def word_label(word: str) -> tuple[str, str] | None:
     if echo and echo != letter.lower():
         return None
     return letter, rest
+
+
+# A bracketed glyph or two: a label whatever it was read as ("(&)" for G, "(9)" for J, "()").
+_LABEL_SHAPE = re.compile(r"^[\(\[{]([^\s()\[\]{}]{0,2})[\)\]}](.*)$")
+
+
+def label_shape(word: str) -> str | None:
+    """Return the text stuck after a word shaped like a label, read as any glyph, else None.
+
+    A handwriting "(G)" comes out "(&)", "(J)" "(9)" or "()": no letter, but
+    still a label's shape. Which letter it is, only its place among the other
+    labels can tell (`whole_image.bind_by_position`).
+    """
+    match = _LABEL_SHAPE.match(word.strip())
+    return None if match is None else match.group(2)

@@ -54,6 +54,16 @@ def final_font_px(region: Region, layout: Layout, render: Mapping[str, Any] | No
     return region.font_px * device_scale(layout, render) * vertical_scale(region)
 
 
+def final_drawn_px(region: Region, layout: Layout, render: Mapping[str, Any] | None) -> float:
+    """Return the size the region's face is drawn at in final-image pixels.
+
+    A face with a small x-height is set larger than the reference-equivalent
+    `font_px` (see `Region.drawn_px`): its glyphs, and its own x-height ratio,
+    are at the size it was set at.
+    """
+    return final_font_px(region, layout, render) * region.drawn_px / max(region.font_px, 1e-6)
+
+
 # Chromium names a face by family plus weight ("Noto Sans CJK JP Light",
 # "Klee One SemiBold"); the family is what was requested.
 _WEIGHT_WORDS = (
@@ -75,12 +85,40 @@ def x_height_px(region: Region, layout: Layout, render: Mapping[str, Any] | None
     """Return the x-height of a region's main font in final-image pixels."""
     primary = primary_font(region)
     facts = font_facts(primary) if primary else None
-    return final_font_px(region, layout, render) * (facts.x_height if facts else DEFAULT_X_HEIGHT)
+    return final_drawn_px(region, layout, render) * (facts.x_height if facts else DEFAULT_X_HEIGHT)
 
 
 def text_regions(layout: Layout) -> list[Region]:
-    """Return the question and option regions that hold text."""
-    return [r for r in layout.regions if r.kind in ("question", "option") and r.text.strip()]
+    """Return the question and option regions that hold text of their own.
+
+    An option that shows only a figure (or its placeholder) records the
+    figure's text as its own; with the figure painted out its crop holds no
+    text ink but its label, so a contrast measured there is the background's
+    against itself. Its label is checked by the readings (`letter_mismatch`).
+    """
+    return [
+        r
+        for r in layout.regions
+        if r.kind in ("question", "option") and _own_text(r, layout).strip()
+    ]
+
+
+def _own_text(region: Region, layout: Layout) -> str:
+    """Return a region's text without that of the figures drawn inside its box."""
+    text = region.text
+    for figure in layout.regions:
+        if figure.kind == "figure" and figure.text and _inside(figure.box, region.box):
+            text = text.replace(figure.text, "", 1)
+    return text
+
+
+def _inside(inner: tuple[float, ...], outer: tuple[float, ...]) -> bool:
+    return (
+        inner[0] >= outer[0] - CLIP_TOLERANCE
+        and inner[1] >= outer[1] - CLIP_TOLERANCE
+        and inner[2] <= outer[2] + CLIP_TOLERANCE
+        and inner[3] <= outer[3] + CLIP_TOLERANCE
+    )
 
 
 def primary_font(region: Region) -> str | None:

@@ -92,7 +92,31 @@ class Placed:
 
 def split_words(text: str) -> list[str]:
     """Return the words of letters of a text, normalised and case-folded, in order."""
-    return [w.casefold() for w in _WORD.findall(normalise(text).replace("’", "'"))]
+    return [w.casefold() for w in _WORD.findall(_spelled(text))]
+
+
+def _spelled(text: str) -> str:
+    return normalise(text).replace("’", "'")
+
+
+def referents(text: str) -> frozenset[int]:
+    """Return the indices (as in `split_words`) of the text's one-letter referents.
+
+    A letter that names something ("position labelled b)", "(c)", "point B")
+    carries the meaning a word does: "a)" shown as "b)" points elsewhere. A
+    referent is a lowercase letter marked by a parenthesis, or a capital
+    standing alone that is no English word ("A" and "I" are read as words).
+    """
+    spelled = _spelled(text)
+    found = set()
+    for index, match in enumerate(_WORD.finditer(spelled)):
+        word, at, end = match.group(), match.start(), match.end()
+        if len(word) != 1:
+            continue
+        marked = spelled[end : end + 1] == ")" or spelled[at - 1 : at] == "("
+        if marked or (word.isupper() and word not in "AI"):
+            found.add(index)
+    return frozenset(found)
 
 
 def align(source: Sequence[str], reading: Sequence[str]) -> list[Placed]:
@@ -267,6 +291,7 @@ def findings(
     if not source:
         return []
     found: list[WordFinding] = []
+    letters = referents(text)
     placed = align(source, split_words(reading))
     for k, place in enumerate(placed):
         if place.index < 0:
@@ -281,7 +306,12 @@ def findings(
             if place.word in CRITICAL:
                 found.append(WordFinding(ReasonCode.WORD_DROPPED, place.index, place.word, ""))
             continue
-        if changed_to(place.word, place.read, language, thresholds):
+        if place.index in letters:
+            if len(place.read) == 1 and not _same(place.word, place.read):
+                found.append(
+                    WordFinding(ReasonCode.WORD_CHANGED, place.index, place.word, place.read)
+                )
+        elif changed_to(place.word, place.read, language, thresholds):
             found.append(WordFinding(ReasonCode.WORD_CHANGED, place.index, place.word, place.read))
     return found
 

@@ -36,7 +36,12 @@ from itemshot.verify.figures import (
 from itemshot.verify.formula_record import formula_reasons
 from itemshot.verify.glyphs import read_numbers_as_drawn
 from itemshot.verify.ink_settle import settle_by_ink
-from itemshot.verify.layout_checks import final_font_px, layout_reasons, primary_font
+from itemshot.verify.layout_checks import (
+    final_drawn_px,
+    final_font_px,
+    layout_reasons,
+    primary_font,
+)
 from itemshot.verify.legibility import marginal_reasons, region_legibility
 from itemshot.verify.meaning import WORD_CODES, token_shown
 from itemshot.verify.ocr import join_words, language_for, ocr_stacked, words
@@ -92,7 +97,8 @@ class TextCrop:
     region: Region
     first: np.ndarray  # crop at the normal scale
     raw: np.ndarray  # unscaled crop for a retry
-    font_px: float  # font size in the unscaled crop
+    font_px: float  # font size in the unscaled crop, as the reference face's of that x-height
+    drawn_px: float  # the size the face's glyphs are drawn at in the unscaled crop
 
 
 def _text_crops(
@@ -111,7 +117,8 @@ def _text_crops(
         grey = normalise_text(gray(rectify(painted, region.quad, pad)), font)
         clean = clean_text_crop(grey, font_px=font)
         scale = min(3.0, max(1.0, TARGET_FONT_PX / font))
-        crops.append(TextCrop(region, scaled(clean, scale), clean, font))
+        drawn = final_drawn_px(region, layout, render)
+        crops.append(TextCrop(region, scaled(clean, scale), clean, font, drawn))
     return crops
 
 
@@ -232,7 +239,8 @@ def _by_ink(
     raw = [c.raw for c in crops]
     label = crops[0].region.label
     others = [o.text for o in options if o.name != field.name]
-    settled = settle_by_ink(field, raw, crops[0].font_px, family, label, result, others)
+    # The ink is drawn in the face at the size it was set at (see `Region.drawn_px`).
+    settled = settle_by_ink(field, raw, crops[0].drawn_px, family, label, result, others)
     return field, crops, settled
 
 

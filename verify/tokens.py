@@ -19,6 +19,9 @@ _UNIT = re.compile(r"\s?(%|°[CF]?|[A-Za-z]{1,4}(?:/[A-Za-z]{1,4})?(?:\^?\d)?)(?
 # nor is a short word of the sentence ("Figures 1 and 2", "5 of them", "10 per box").
 _WORD = re.compile(r"[A-Z][a-z]{2,3}|and|or|of|to|is|at|the|per|for|on|by|as|if|an|are|was|with")
 SHORT_OPTION_CHARS = 12
+# Where a number starts in compact text (spaces removed): after no digit, and after no
+# point or comma that follows one ("W.C.B. 7°" compacts to "W.C.B.7°", whose 7 starts one).
+NUMBER_START = r"(?<!\d)(?<!\d[.,])"
 # Parts of a formula OCR does not read reliably: super- and subscripts, command names,
 # and the digits of a chemical formula that follow an element or a bracket (CH4, (OH)2).
 _SCRIPT = re.compile(r"[\^_](?:\{[^{}]*\}|\\?[A-Za-z]+|\d)")
@@ -151,8 +154,12 @@ def missing_units(expected: str, observed: str) -> list[str]:
 
 
 def _places_count(seen: str, token: str) -> int:
-    """Return how often a compact token is in the compact text, not inside a longer number."""
-    return len(re.findall(rf"(?<![\d.,]){re.escape(token)}", seen))
+    """Return how often a compact `number+unit` token is in the compact text, not inside a longer number."""
+    number = leading_number(token)
+    # The unit is what is checked: the number's separators are the number check's ("101 148
+    # m" read for "101.148 m" shows the unit), its digits place the unit.
+    digits = r"[.,]?".join(re.escape(part) for part in re.split(r"[.,]", number))
+    return len(re.findall(NUMBER_START + digits + re.escape(token[len(number) :]), seen))
 
 
 _CASED_PREFIXES = "mMpP"
@@ -281,7 +288,7 @@ def _without_scripts(seen: str, scripts: list[tuple[str, str, str]]) -> str:
 def _without_numbers(seen: str, wanted: list[str]) -> str:
     """Remove one whole-number occurrence of each wanted number from the compact text."""
     for number in wanted:
-        match = re.search(rf"(?<![\d.,]){re.escape(number)}(?![\d])", seen)
+        match = re.search(NUMBER_START + re.escape(number) + r"(?!\d)", seen)
         if match:
             seen = seen[: match.start()] + " " + seen[match.end() :]
     return seen

@@ -15,6 +15,7 @@ explains is judged field by field on several readings.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from dataclasses import dataclass, replace
 
@@ -28,7 +29,8 @@ from itemshot.verify.align import best_window
 from itemshot.verify.crops import gray, normalise_text
 from itemshot.verify.figure_search import FigureSearch
 from itemshot.verify.figures import decode_figure
-from itemshot.verify.labels import word_label
+from itemshot.verify.glyphs import CANDIDATES, groups
+from itemshot.verify.labels import label_shape, word_label
 from itemshot.verify.lookalikes import LABEL_RIVALS
 from itemshot.verify.ocr import Word, language_for, words
 from itemshot.verify.scoring import (
@@ -56,11 +58,20 @@ MIN_LONG_SIDE = 1400  # smaller pages are enlarged before OCR
 class Anchor:
     """An option label found in the OCR words."""
 
-    letter: str
+    letter: str  # as read; "" for a label shape read as no letter ("(&)")
     index: int  # word index
     x: float
-    y: float
+    top: float
     height: float
+
+
+def _opens(found: list[Word], index: int) -> bool:
+    """Return whether word `index` opens a line or follows a wide gap (a second option column)."""
+    word = found[index]
+    previous = found[index - 1] if index else None
+    if previous is None or previous.line != word.line:
+        return True
+    return word.left - (previous.left + previous.width) > 2 * word.height
 
 
 def _anchors(found: list[Word]) -> list[Anchor]:
@@ -69,16 +80,19 @@ def _anchors(found: list[Word]) -> list[Anchor]:
         label = word_label(word.text)
         if label is None:
             continue
-        letter = label[0]
-        previous = found[index - 1] if index else None
-        starts_line = previous is None or previous.line != word.line
-        # A label opens a line or follows a wide gap (a second option column).
-        wide_gap = (
-            previous is not None and word.left - (previous.left + previous.width) > 2 * word.height
-        )
-        if starts_line or wide_gap or word.text.startswith("("):
-            anchors.append(Anchor(letter, index, word.left, word.top, word.height))
+        if _opens(found, index) or word.text.startswith("("):
+            anchors.append(Anchor(label[0], index, word.left, word.top, word.height))
     return anchors
+
+
+def _label_shapes(found: list[Word], anchors: list[Anchor]) -> list[Anchor]:
+    """Return the words shaped like a label but read as no letter, where a label would stand."""
+    known = {a.index for a in anchors}
+    return [
+        Anchor("", index, word.left, word.top, word.height)
+        for index, word in enumerate(found)
+        if index not in known and label_shape(word.text) is not None and _opens(found, index)
+    ]
 
 
 def assign_anchors(anchors: list[Anchor], letters: list[str]) -> dict[str, Anchor]:
@@ -105,19 +119,130 @@ def assign_anchors(anchors: list[Anchor], letters: list[str]) -> dict[str, Ancho
     return assigned
 
 
-def _segment(found: list[Word], start: int, stops: set[int]) -> tuple[str, int]:
-    """Return the text after the label at word `start` up to the next stop or the line's end."""
-    label = word_label(found[start].text)
-    parts = [label[1]] if label and label[1] else []
-    end = _line_run(found, start + 1, stops, found[start].line)
-    parts.extend(w.text for w in found[start + 1 : end])
-    return " ".join(parts), end
+def bind_by_position(
+    assigned: dict[str, Anchor], spare: list[Anchor], letters: list[str]
+) -> dict[str, Anchor]:
+    """Return the assignment with letters still without a label bound to the labels where theirs stand.
+
+    A label read as no option letter ("(&)" for G, "(9)" for J) still stands
+    in its place in the grid of labels: in the order the page lays them out
+    (row by row, or column by column: the one in which the labels read are in
+    letter order), a run of such labels that exactly fills the gap between two
+    labels read (or before the first, after the last) is those letters. As in
+    region mode, a label bound by its place contradicts nothing; a letter with
+    no label shape in its place (an option painted out) stays unassigned.
+    """
+    missing = [letter for letter in letters if letter not in assigned]
+    if not missing or not spare or not assigned:
+        return assigned
+    placed = [(a, letter) for letter, a in assigned.items()] + [(a, "") for a in spare]
+    for order in (_row_major, _column_major):
+        sequence = order(placed)
+        known = [letters.index(letter) for _a, letter in sequence if letter]
+        if all(a < b for a, b in itertools.pairwise(known)):
+            return {**assigned, **_fill_gaps(sequence, letters, set(missing))}
+    return assigned
 
 
-def _line_run(found: list[Word], begin: int, stops: set[int], line: tuple[int, int, int]) -> int:
+def _fill_gaps(
+    sequence: list[tuple[Anchor, str]], letters: list[str], missing: set[str]
+) -> dict[str, Anchor]:
+    """Return the spare labels that exactly fill a gap of missing letters in the sequence."""
+    bound: dict[str, Anchor] = {}
+    run: list[Anchor] = []
+    before = -1  # the letter index of the last label read
+    for anchor, letter in [*sequence, (None, "")]:
+        if anchor is not None and not letter:
+            run.append(anchor)
+            continue
+        after = letters.index(letter) if letter else len(letters)
+        gap = letters[before + 1 : after]
+        if run and len(run) == len(gap) and all(x in missing for x in gap):
+            bound.update(zip(gap, run, strict=True))
+        run, before = [], after
+    return bound
+
+
+def _row_major(placed: list[tuple[Anchor, str]]) -> list[tuple[Anchor, str]]:
+    """Return the labels row by row (rows of labels within 0.6 of a line height), left to right."""
+    rows: list[list[tuple[Anchor, str]]] = []
+    for entry in sorted(placed, key=lambda e: _middle(e[0])):
+        if rows and _middle(entry[0]) - _middle(rows[-1][0][0]) <= 0.6 * entry[0].height:
+            rows[-1].append(entry)
+        else:
+            rows.append([entry])
+    return [e for row in rows for e in sorted(row, key=lambda e: e[0].x)]
+
+
+def _column_major(placed: list[tuple[Anchor, str]]) -> list[tuple[Anchor, str]]:
+    """Return the labels column by column (columns within 1.5 line heights), top to bottom."""
+    columns: list[list[tuple[Anchor, str]]] = []
+    for entry in sorted(placed, key=lambda e: e[0].x):
+        if columns and entry[0].x - columns[-1][0][0].x <= 1.5 * entry[0].height:
+            columns[-1].append(entry)
+        else:
+            columns.append([entry])
+    return [e for column in columns for e in sorted(column, key=lambda e: _middle(e[0]))]
+
+
+def _middle(box: Anchor | Word) -> float:
+    """Return the vertical middle of a label anchor or a word."""
+    return box.top + box.height / 2
+
+
+@dataclass(frozen=True)
+class OptionLabels:
+    """The option labels of one reading: each letter's anchor, the word indices options end at."""
+
+    assigned: dict[str, Anchor]
+    stops: set[int]
+    anchors: list[Anchor]  # every label read as a letter (also those of no option)
+
+    def right(self, anchor: Anchor) -> float:
+        """Return where the option column of `anchor` ends: at the next column's labels."""
+        return min(
+            (a.x for a in self.assigned.values() if a.x > anchor.x + 2 * anchor.height),
+            default=math.inf,
+        )
+
+
+def option_labels(found: list[Word], letters: list[str]) -> OptionLabels:
+    """Return the option labels of a reading: read as letters, then bound by their place."""
+    anchors = _anchors(found)
+    assigned = assign_anchors(anchors, letters)
+    used = {a.index for a in assigned.values()}
+    # Spare labels: read as no option letter at all (a letter read as another option's is not).
+    # The letter after the last option's is kept out: read there, it is an extra option.
+    after = LETTERS[len(letters)] if len(letters) < len(LETTERS) else ""
+    spare = [a for a in anchors if a.index not in used and a.letter not in (*letters, after)]
+    assigned = bind_by_position(assigned, spare + _label_shapes(found, anchors), letters)
+    stops = {a.index for a in anchors if a.letter in letters}
+    stops |= {a.index for a in assigned.values()}
+    return OptionLabels(assigned, stops, anchors)
+
+
+def _label_rest(text: str) -> str:
+    """Return the text stuck after a label word ("(A)15.2" gives "15.2")."""
+    label = word_label(text)
+    if label is not None:
+        return label[1]
+    return label_shape(text) or ""
+
+
+def _segment(found: list[Word], start: int, stops: set[int], right: float) -> tuple[list[int], int]:
+    """Return the word indices after the label at `start` up to the next stop or the line's end."""
+    end = _line_run(found, start + 1, stops, found[start].line, right)
+    return list(range(start + 1, end)), end
+
+
+def _line_run(
+    found: list[Word], begin: int, stops: set[int], line: tuple[int, int, int], right: float
+) -> int:
     """Return the index after the words from `begin` on `line` before a stop or a column gap."""
     end = begin
     while end < len(found) and end not in stops and found[end].line == line:
+        if found[end].left >= right:  # the next option column
+            break
         gap = found[end].left - (found[end - 1].left + found[end - 1].width)
         same_line = found[end - 1].line == line  # no gap to measure to the line above
         if same_line and gap > 3 * max(8, found[end].height):
@@ -126,31 +251,78 @@ def _line_run(found: list[Word], begin: int, stops: set[int], line: tuple[int, i
     return end
 
 
-def option_readings(found: list[Word], start: int, stops: set[int]) -> list[str]:
-    """Return the option's text read after its label: its first line, then with each wrapped line.
+def option_lines(
+    found: list[Word], start: int, stops: set[int], right: float = math.inf
+) -> list[list[int]]:
+    """Return the word indices of an option's lines: its first line, then each wrapped line.
 
-    A wrapped line belongs to the option when it starts under the label or
-    its text (not left of the label), close below the previous line, before
-    the next label.
+    The first line is what follows the label on its OCR line. A wrapped line
+    is found by its place, not by the OCR's order (which may read two option
+    columns as one line): the next row of words below, close under the
+    previous line, within the option's column (from under its label to the
+    next column's labels), up to a column gap; it ends the option when it
+    holds a label, or when the text runs on to its left (a paragraph, not a
+    wrapped option).
     """
-    text, end = _segment(found, start, stops)
-    readings = [text]
-    label, previous = found[start], found[start]
+    first, _end = _segment(found, start, stops, right)
+    lines = [first]
+    label = found[start]
+    taken = {start, *first}
+    middle = _middle(label)
     for _ in range(CONTINUATION_LINES):
-        if end >= len(found) or end in stops:
+        line = _wrapped_line(found, middle, label.height, label.left - label.height, right, taken)
+        if not line or any(i in stops for i in line):
             break
-        head = found[end]
-        below = head.top - previous.top
-        if head.left < label.left - label.height or not 0 < below <= 2.2 * label.height:
+        lines.append(line)
+        taken.update(line)
+        middle = min(_middle(found[i]) for i in line)
+    return lines
+
+
+def _wrapped_line(
+    found: list[Word], middle: float, height: float, left: float, right: float, taken: set[int]
+) -> list[int]:
+    """Return the next row of words below `middle` in the column [left, right), or []."""
+    below = [
+        i
+        for i, w in enumerate(found)
+        if i not in taken
+        and left <= w.left < right
+        and 0.5 * height < _middle(w) - middle <= 2.2 * height
+    ]
+    if not below:
+        return []
+    top = min(_middle(found[i]) for i in below)
+    row = sorted(
+        (i for i in below if _middle(found[i]) - top < 0.5 * height),
+        key=lambda i: found[i].left,
+    )
+    cut = 1  # a column gap ends the row: the words past it are another column's
+    while cut < len(row):
+        before, word = found[row[cut - 1]], found[row[cut]]
+        if word.left - (before.left + before.width) > 3 * max(8, word.height):
             break
-        stop = _line_run(found, end, stops, head.line)
-        text = " ".join([text, *(w.text for w in found[end:stop])])
-        readings.append(text)
-        previous = head
-        # Words of the same line past a column gap belong to another column: skip to the next line.
-        end = stop
-        while end < len(found) and end not in stops and found[end].line == head.line:
-            end += 1
+        cut += 1
+    row = row[:cut]
+    head = found[row[0]]
+    for index, word in enumerate(found):
+        runs_on = 0 <= head.left - (word.left + word.width) < 2 * head.height
+        level = abs(_middle(word) - _middle(head)) < 0.5 * height
+        if index not in row and word.left < left and runs_on and level:
+            return []
+    return row
+
+
+def option_readings(
+    found: list[Word], start: int, stops: set[int], right: float = math.inf
+) -> list[str]:
+    """Return the option's text read after its label: its first line, then with each wrapped line."""
+    rest = _label_rest(found[start].text)
+    parts = [rest] if rest else []
+    readings = []
+    for line in option_lines(found, start, stops, right):
+        parts.extend(found[i].text for i in line)
+        readings.append(" ".join(parts))
     return readings
 
 
@@ -292,14 +464,12 @@ def _with_stem_scripts(
     """
     observed = {r.name: r.observed for r in reading.regions}
     letters = [f.letter for f in source.options(item)]
-    anchors = _anchors(found)
-    assigned = assign_anchors(anchors, letters)
-    stops = sorted(a.index for a in anchors if a.letter in letters)
-    first = min((a.index for a in assigned.values()), default=len(found))
-    spans = {"question": (0, first)}
-    for letter, anchor in assigned.items():
-        end = next((stop for stop in stops if stop > anchor.index), len(found))
-        spans[f"option:{letter}"] = (anchor.index, end)
+    labels = option_labels(found, letters)
+    first = min((a.index for a in labels.assigned.values()), default=len(found))
+    spans = {"question": list(range(first))}
+    for letter, anchor in labels.assigned.items():
+        lines = option_lines(found, anchor.index, labels.stops, labels.right(anchor))
+        spans[f"option:{letter}"] = [anchor.index, *(i for line in lines for i in line)]
     fields = [source.stem(item, drop_figure_refs=True), *source.options(item)]
     added: list[Reason] = []
     for field in fields:
@@ -308,8 +478,7 @@ def _with_stem_scripts(
         unread = unread_formula_scripts(field.math, observed[field.name])
         if not unread:
             continue
-        begin, end = spans[field.name]
-        words_there = found[begin:end]
+        words_there = [found[i] for i in spans[field.name]]
         if field.name == "question":
             words_there = _without_captions(words_there)
         second = second_reader.read_lines(_line_crops(image, words_there, scale))
@@ -415,11 +584,10 @@ def _audit_words(
     reasons: list[Reason] = []
     scores: list[RegionScore] = []
 
-    anchors = _anchors(found)
     options = source.options(item, drop_figure_refs=True)
     letters = [f.letter for f in options]
-    first_anchor = assign_anchors(anchors, letters)
-    stops = {a.index for a in anchors if a.letter in letters}
+    labels = option_labels(found, letters)
+    first_anchor = labels.assigned
 
     # Stem: align its text in the page text before the first option label.
     stem = source.stem(item, drop_figure_refs=True)
@@ -454,7 +622,7 @@ def _audit_words(
                 reasons.append(Reason("option_missing", field.name, "label not found"))
             scores.append(RegionScore(field.name, "option", None, field.text, found_text))
             continue
-        readings = option_readings(found, anchor.index, stops)
+        readings = option_readings(found, anchor.index, labels.stops, labels.right(anchor))
         text = max(readings, key=lambda reading: ocr_accuracy(field.text, reading))
         # The region audit's scorer, given the label it was anchored by: one rule for both.
         result = score_option(field, f"({field.letter}) {text}", _whole(thresholds))
@@ -462,8 +630,10 @@ def _audit_words(
         scores.append(replace(result.region, observed=text))
         reasons.extend(formula_number_reasons(field, readings[-1]))
 
-    for anchor in anchors:
-        if anchor.letter not in letters and LETTERS.index(anchor.letter) == len(letters):
+    bound = {a.index for a in first_anchor.values()}
+    for anchor in labels.anchors:
+        extra = anchor.letter not in letters and LETTERS.index(anchor.letter) == len(letters)
+        if extra and anchor.index not in bound:
             reasons.append(
                 Reason("extra_option", f"option:{anchor.letter}", "label after the last option")
             )
@@ -511,8 +681,12 @@ def _align_span(needle: str, haystack: str) -> tuple[str, int, int]:
 
 
 def _reference_pattern(number: int) -> re.Pattern[str]:
-    """Return how a page may show `<image N>` in words: Figure N, Fig. N, Image N, 図N."""
-    return re.compile(rf"(?:\b(?:figure|fig\.?|image)\s*|図\s*|<image\s*){number}(?!\d)>?", re.I)
+    """Return how a page may show `<image N>` in words: Figure N, Fig. N, Image N, 図N.
+
+    The number's digits may be read as glyphs OCR confuses them with ("Figure |").
+    """
+    numeral = _numeral(number)
+    return re.compile(rf"(?:\b(?:figure|fig\.?|image)\s*|図\s*|<image\s*){numeral}(?!\d)>?", re.I)
 
 
 def _without_references(text: str, figures: tuple[int, ...]) -> str:
@@ -554,23 +728,29 @@ def _without_captions(found: list[Word]) -> list[Word]:
     return [w for w in found if w.line not in captions]
 
 
-_CAPTION = re.compile(r"(?:figure|fig\.?|image)\s*\d+[.:]?|図\s*\d+", re.I)
+# What OCR reads a figure number's digits as: the glyphs engines confuse with each
+# ("Figure 1" in a handwriting face comes out "Figure |" or "Figure l").
+_DIGIT_READINGS = {
+    digit: "".join(sorted({digit}.union(*(g for g in groups(CANDIDATES) if digit in g))))
+    for digit in "0123456789"
+}
+_NUMERAL = "[" + re.escape("".join(sorted(set("".join(_DIGIT_READINGS.values()))))) + "]+"
+_CAPTION = re.compile(rf"(?i:figure|fig\.?|image)\s*{_NUMERAL}[.:]?|図\s*{_NUMERAL}")
+
+
+def _numeral(number: int) -> str:
+    """Return a pattern of `number` as OCR may read it: each digit or a glyph confused with it."""
+    return "".join(f"[{re.escape(_DIGIT_READINGS[d])}]" for d in str(number))
 
 
 def _figure_references(item: Item, page: str) -> list[Reason]:
     """Return a reason for each `<image N>` of the stem that the page shows by no words at all."""
     field = source.stem(item)
     reasons = []
-    seen = compact(page).casefold()
+    seen = compact(page)
     for number in dict.fromkeys(field.figures):
-        names = [
-            f"figure{number}",
-            f"fig.{number}",
-            f"image{number}",
-            f"<image{number}>",
-            f"図{number}",
-        ]
-        if not any(name in seen for name in names):
+        name = re.compile(rf"(?i:figure|fig\.|image|<image|図){_numeral(number)}")
+        if not name.search(seen):
             reasons.append(
                 Reason(
                     "figure_reference_dropped", "question", f"<image {number}> not shown as text"
@@ -581,7 +761,7 @@ def _figure_references(item: Item, page: str) -> list[Reason]:
 
 def _reading_order(anchors: list[Anchor]) -> list[Reason]:
     for previous, current in itertools.pairwise(anchors):
-        above = current.y < previous.y - max(previous.height, current.height)
+        above = current.top < previous.top - max(previous.height, current.height)
         if above and current.x <= previous.x:
             return [
                 Reason(

@@ -549,6 +549,7 @@ def _region(raw: dict[str, Any], fonts: dict[str, int]) -> Region:
         placeholder=bool(raw["placeholder"]),
         fonts=fonts,
         font_px=round(float(raw["font_px"]), 2),
+        set_px=round(float(raw["set_px"]), 2),
         color=raw["color"],
         background=raw["background"],
         overflow=bool(raw["overflow"]),

@@ -308,6 +308,8 @@
       // In the reference face's px: a face set larger to match the reference's
       // x-height (`--math` is nominal / set size) reads as the nominal size.
       font_px: parseFloat(style.fontSize) * (parseFloat(style.getPropertyValue("--math")) || 1) * scale,
+      // The size the face was actually set at, in device px: what its glyphs are drawn at.
+      set_px: parseFloat(style.fontSize) * scale,
       color: style.color,
       background: effectiveBackground(el),
       overflow: clipped,
