@@ -463,8 +463,9 @@ def occurrences(text: str, token: str) -> list[list[tuple[str, str]]]:
     touches the token's ink, and a drawing is located only where no ink
     touches its sides. Each place's contexts add the words around it: the
     word before, after, or both (whichever is drawn on one line in the image
-    matches best), only those the source shows at no other place where some are. The token is drawn without a neighbouring word only where
-    it has none (a caption): alone, a short token is found anywhere its
+    matches best); of those, only the ones the source shows at no other
+    place, where some are. The token is drawn without a neighbouring word
+    only where it has none (a caption): alone, a short token is found anywhere its
     glyphs are ("3" on a handwritten "B"), and a token the source shows
     twice at the wrong place.
     """
@@ -485,7 +486,9 @@ def occurrences(text: str, token: str) -> list[list[tuple[str, str]]]:
         anchored = _anchored(glued_before) and _anchored(glued_after)
         tried = [glued] if anchored else []
         tried += [(prev, glued_after), (glued_before, nxt), (prev, nxt)]
-        found = [c for c in dict.fromkeys(tried) if has_neighbours([c]) or c is glued]
+        found = [
+            c for c in dict.fromkeys(tried) if has_neighbours([c]) or (anchored and c == glued)
+        ]
         places.append(found or [(glued_before, glued_after)])
     return [_own_contexts(text, token, contexts) for contexts in places]
 

@@ -91,8 +91,8 @@ def settle_by_ink(
         if not text and label and len(alone) == 1 and not ink.has_neighbours(alone[0]):
             places = [[*alone[0], *contexts] for contexts in places]
         every = True
+        others = rivals + alike(token) + _siblings(token, siblings)
         for contexts in places:
-            others = rivals + alike(token) + _siblings(token, siblings)
             found = ink.weigh(crops, font_px, family, token, contexts, others)
             if found is not None:
                 weighed.append(found)

@@ -113,6 +113,7 @@ def _own_text(region: Region, layout: Layout) -> str:
 
 
 def _inside(inner: tuple[float, ...], outer: tuple[float, ...]) -> bool:
+    """Return whether box `inner` lies within box `outer`, `CLIP_TOLERANCE` aside."""
     return (
         inner[0] >= outer[0] - CLIP_TOLERANCE
         and inner[1] >= outer[1] - CLIP_TOLERANCE
@@ -144,12 +145,7 @@ def layout_reasons(
         if region.overflow:
             reasons.append(Reason("overflow", region.name, "content overflows its box"))
         x0, y0, x1, y1 = quad_bounds(region.quad)
-        if (
-            x0 < -CLIP_TOLERANCE
-            or y0 < -CLIP_TOLERANCE
-            or x1 > width + CLIP_TOLERANCE
-            or y1 > height + CLIP_TOLERANCE
-        ):
+        if not _inside((x0, y0, x1, y1), (0.0, 0.0, width, height)):
             reasons.append(
                 Reason("clipped", region.name, f"quad {x0:.0f},{y0:.0f},{x1:.0f},{y1:.0f}")
             )

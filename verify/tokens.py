@@ -154,7 +154,7 @@ def missing_units(expected: str, observed: str) -> list[str]:
 
 
 def _places_count(seen: str, token: str) -> int:
-    """Return how often a compact `number+unit` token is in the compact text, not inside a longer number."""
+    """Return how often a compact `number+unit` token is in the compact text, not in a longer number."""
     number = leading_number(token)
     # The unit is what is checked: the number's separators are the number check's ("101 148
     # m" read for "101.148 m" shows the unit), its digits place the unit.

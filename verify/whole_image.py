@@ -432,8 +432,10 @@ def audit_image(
     readings: list[Verdict] = []
     for rules, psm in READINGS:
         found, scale = _page_words(image, lang, rules=rules, psm=psm)
-        reading = _audit_words(found, item, lang, thresholds, image_name)
-        readings.append(_with_stem_scripts(reading, image, found, scale, item))
+        # One reading's labels serve its text verdict and its formula re-reading alike.
+        labels = option_labels(found, [f.letter for f in source.options(item)])
+        reading = _audit_words(found, labels, item, lang, thresholds, image_name)
+        readings.append(_with_stem_scripts(reading, image, found, labels, scale, item))
         if not readings[-1].reasons:
             break
     best = readings[-1] if not readings[-1].reasons else _field_by_field(readings)
@@ -451,7 +453,12 @@ def audit_image(
 
 
 def _with_stem_scripts(
-    reading: Verdict, image: np.ndarray, found: list[Word], scale: float, item: Item
+    reading: Verdict,
+    image: np.ndarray,
+    found: list[Word],
+    labels: OptionLabels,
+    scale: float,
+    item: Item,
 ) -> Verdict:
     """Return the reading with the formula scripts of the stem and options asked again.
 
@@ -463,8 +470,6 @@ def _with_stem_scripts(
     unchecked.
     """
     observed = {r.name: r.observed for r in reading.regions}
-    letters = [f.letter for f in source.options(item)]
-    labels = option_labels(found, letters)
     first = min((a.index for a in labels.assigned.values()), default=len(found))
     spans = {"question": list(range(first))}
     for letter, anchor in labels.assigned.items():
@@ -577,7 +582,12 @@ def _figures(
 
 
 def _audit_words(
-    found: list[Word], item: Item, lang: str, thresholds: Thresholds, image_name: str
+    found: list[Word],
+    labels: OptionLabels,
+    item: Item,
+    lang: str,
+    thresholds: Thresholds,
+    image_name: str,
 ) -> Verdict:
     """Return the text verdict of one OCR reading of a page (stem, options, order)."""
     page = "\n".join(_lines(found))
@@ -586,7 +596,6 @@ def _audit_words(
 
     options = source.options(item, drop_figure_refs=True)
     letters = [f.letter for f in options]
-    labels = option_labels(found, letters)
     first_anchor = labels.assigned
 
     # Stem: align its text in the page text before the first option label.
