@@ -4,7 +4,13 @@ Declared before any tuning: the mix items' ids are sorted, shuffled with
 `random.Random(SEED)`, and cut into a held-out set (the first `HELD_OUT`
 ids) and a tuning set (the next `TUNING`). Verifier changes are tuned only on
 the tuning set; results are reported on the held-out set, which nobody looks
-at while tuning. The rest of the items are unused here.
+at while tuning.
+
+Listing each false alarm left means looking at held-out images, and what
+is looked at can steer the next change. So a second held-out set, `fresh`
+(the `FRESH` ids after the tuning set), was declared before the next round of
+changes: its figures are the ones no change has seen. The rest of the items
+are unused here.
 
     .venv/bin/python benchmarks/verify_split.py          # prints both sets' sizes and first ids
 """
@@ -26,6 +32,7 @@ MIX = (
 SEED = 20261203
 HELD_OUT = 400
 TUNING = 200
+FRESH = 400
 
 
 def _shuffled_ids() -> list[str]:
@@ -46,8 +53,15 @@ def tuning_ids() -> list[str]:
     return _shuffled_ids()[HELD_OUT : HELD_OUT + TUNING]
 
 
+def fresh_ids() -> list[str]:
+    """Return the second held-out set's ids, declared after the first had been looked at."""
+    start = HELD_OUT + TUNING
+    return _shuffled_ids()[start : start + FRESH]
+
+
 if __name__ == "__main__":
-    held_out, tuning = held_out_ids(), tuning_ids()
-    assert not set(held_out) & set(tuning)
+    held_out, tuning, fresh = held_out_ids(), tuning_ids(), fresh_ids()
+    assert not set(held_out) & set(tuning) and not set(fresh) & (set(held_out) | set(tuning))
     print(f"seed {SEED}: held-out {len(held_out)} ({', '.join(held_out[:3])}, ...)")
     print(f"seed {SEED}: tuning {len(tuning)} ({', '.join(tuning[:3])}, ...)")
+    print(f"seed {SEED}: fresh {len(fresh)} ({', '.join(fresh[:3])}, ...)")
