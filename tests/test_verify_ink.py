@@ -15,7 +15,7 @@ from itemshot.verify.expected import Field
 from itemshot.verify.fonts import font_file
 from itemshot.verify.ink_settle import settle_by_ink
 from itemshot.verify.scoring import FieldResult
-from itemshot.verify.verdicts import Reason, RegionScore
+from itemshot.verify.verdicts import Reason, ReasonCode, RegionScore
 
 FAMILY = "Nanum Pen Script"  # the handwriting face both engines misread
 RECORDED_PX = 22.0
@@ -309,3 +309,28 @@ def test_a_reading_with_a_unit_is_no_rival_of_a_bare_number() -> None:
     settled = settle_by_ink(field, [crop], RECORDED_PX, FAMILY, "", failed)
     assert settled.reasons == (), settled.region.measures["ink"]
     assert "750kK" not in " ".join(settled.region.measures["ink"])
+
+
+@pytest.mark.parametrize(
+    ("drawn", "read", "settled"),
+    [
+        # "less than" fits the handwritten "loss then" well, "be less" the "he lets": the
+        # source's drawing is located over other ink, while "more" fits its own place better.
+        ("would be more than the cost, and we see the loss then at the end", "more", False),
+        ("would be more than the cost, and he lets them go there by boat", "more", False),
+        # The page shows the source; a misreading drawn in its place fits no better anywhere.
+        ("would be less than the cost, and we see the loss then at the end", "lass", True),
+    ],
+)
+def test_a_changed_word_is_not_settled_by_like_ink_at_another_place(
+    drawn: str, read: str, settled: bool
+) -> None:
+    source = drawn.replace("more", "less")
+    index = source.split().index("less")
+    field = Field("question", source, (), ())
+    reason = Reason(
+        ReasonCode.WORD_CHANGED, "question", f"'less' read as {read!r}", tokens=(f"less@{index}",)
+    )
+    crop = _lines(drawn[:40], drawn[40:])
+    kept = settle_by_ink(field, [crop], RECORDED_PX, FAMILY, "", _result((reason,)))
+    assert (kept.reasons == ()) is settled, kept.region.measures

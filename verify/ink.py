@@ -321,6 +321,7 @@ def weigh(
     token: str,
     contexts: Sequence[tuple[str, str]],
     rivals: Iterable[str],
+    read_here: Sequence[str] = (),
 ) -> Evidence | None:
     """Return how the ink of normalised `crops` supports `token` against its `rivals`.
 
@@ -331,6 +332,12 @@ def weigh(
     ink best near that spot, and compared where their changed glyphs sit
     (`_compare`); the best match of each at any size counts. None when the
     face is not installed or nothing matches.
+
+    `read_here` are what the engines read at the token's place: each drawn
+    in the same context is located too, and one that fits the ink better than
+    the source's drawing somewhere else says where the place is. The source
+    was located over other ink ("less than" over a handwritten "loss then"),
+    and is not shown.
     """
     paths = face_files(family) if family else ()
     if not paths or not crops:
@@ -359,6 +366,10 @@ def weigh(
     page, path = pages[spot.page], spot.path
     shift = max(1, round(0.08 * font_px))
     drawn = before + token + after
+    elsewhere = _read_elsewhere(pages, levels, spot, (before, after), read_here, font_px, blur)
+    if elsewhere is not None:
+        other, there = elsewhere
+        return Evidence(token, drawn, spot.score, other, there.score, spot.score - there.score)
     own = _drawing(drawn, path, spot.size, blur)
     assert own is not None  # it was located
     # A rival is another value: one that differs only in spaces and punctuation ("Figure.1")
@@ -394,6 +405,36 @@ def weigh(
         if mine - value < margin:
             rival, rival_score, margin = other, value, mine - value
     return Evidence(token, drawn, spot.score, rival, rival_score, margin)
+
+
+def _read_elsewhere(
+    pages: Sequence[np.ndarray],
+    levels: Sequence[float],
+    spot: _Spot,
+    context: tuple[str, str],
+    read_here: Sequence[str],
+    font_px: float,
+    blur: float,
+) -> tuple[str, _Spot] | None:
+    """Return a reading drawn in the token's context that fits better away from its spot.
+
+    Only a drawing the source has nowhere counts: the source's own "more
+    than" elsewhere is no evidence about this place.
+    """
+    before, after = context
+    for read in dict.fromkeys(read_here):
+        if not read:
+            continue
+        there = _locate(pages, levels, before + read + after, spot.path, font_px, blur)
+        if there is not None and there.score > spot.score and not _overlap(spot, there):
+            return read, there
+    return None
+
+
+def _overlap(one: _Spot, other: _Spot) -> bool:
+    """Return whether two located drawings lie on the same line, a word or less apart."""
+    em = max(one.size, other.size)
+    return one.page == other.page and abs(one.y - other.y) < em and abs(one.x - other.x) < 4 * em
 
 
 def _near(

@@ -20,7 +20,7 @@ import numpy as np
 from itemshot.renderer.items import LETTERS
 from itemshot.verify import ink
 from itemshot.verify.expected import Field
-from itemshot.verify.meaning import WORD_CODES, source_spelling, token_word
+from itemshot.verify.meaning import WORD_CODES, source_spelling, split_words, token_word
 from itemshot.verify.scoring import FORMULA_PREFIX, FieldResult
 from itemshot.verify.text import normalise
 from itemshot.verify.tokens import codes, is_short, leading_number, number_units, numbers
@@ -79,7 +79,7 @@ def settle_by_ink(
     own = normalise(field.text)
     source = normalise(f"{label} {field.text}") if label else own
 
-    def shown(token: str, rivals: list[str], text: str = "") -> bool:
+    def shown(token: str, rivals: list[str], text: str = "", read_here: Sequence[str] = ()) -> bool:
         """Return whether the ink shows the token at every place `text` (the field) has it.
 
         A token with no neighbour in the option's own text ("80°", a short
@@ -93,7 +93,7 @@ def settle_by_ink(
         every = True
         others = rivals + alike(token) + _siblings(token, siblings)
         for contexts in places:
-            found = ink.weigh(crops, font_px, family, token, contexts, others)
+            found = ink.weigh(crops, font_px, family, token, contexts, others, read_here)
             if found is not None:
                 weighed.append(found)
             every = every and found is not None and found.shown
@@ -151,12 +151,16 @@ def _settle(
         # The source's word drawn against what the engines read in its place: the ink must
         # favour the source's drawing, or the image shows the other word.
         parts = reason.detail.split("; ")
+        source_words = {w.lower() for w in split_words(field.text)}
         missing = []
         for token, said in zip(reason.tokens, parts, strict=False):
             spelled = source_spelling(field.text, token_word(token)[1])
             read = said.rpartition(" read as ")[2].strip("'\"")
             rivals = list(dict.fromkeys([read, read.capitalize(), read.upper()]))
-            if spelled is None or not shown(spelled, rivals):
+            # What was read there, found drawn elsewhere, places the source's drawing over
+            # other ink; unless the source has that word too, and so drawn somewhere else.
+            here = [] if read.lower() in source_words else rivals
+            if spelled is None or not shown(spelled, rivals, read_here=here):
                 missing.append(token)
         if missing:
             kept = [p for t, p in zip(reason.tokens, parts, strict=False) if t in missing]
