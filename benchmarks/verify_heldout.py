@@ -209,8 +209,13 @@ def _render(planned: list[Planned], renders: Path, workers: int) -> dict[str, di
         f"{time.perf_counter() - started:.0f} s (failed {summary.failed}: "
         f"{dict(summary.failures)}; {len(failed)} failed before, not retried)"
     )
-    # By stem: a capture's image is a JPEG where the job names a PNG.
-    rows = {_stem(r["image"]): r for r in read_jsonl(renders / "manifest.jsonl")}
+    # By stem: a capture's image is a JPEG where the job names a PNG. A failed render has
+    # no image: its row is found by its job.
+    planned_at = {j.key: j.image_path for j in jobs}
+    rows = {
+        _stem(r["image"] or planned_at[r["job_key"]]): r
+        for r in read_jsonl(renders / "manifest.jsonl")
+    }
     failed.update({stem: row for stem, row in rows.items() if row["status"] != "ok"})
     failed_path.write_text(json.dumps(failed, indent=0, sort_keys=True))
     return {**failed, **rows}
