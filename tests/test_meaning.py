@@ -65,6 +65,16 @@ def test_a_content_word_changed_fails_too() -> None:
     assert (found.word, found.read) == ("rash", "cough")
 
 
+def test_a_changed_word_beside_math_the_source_text_lacks_is_paired_with_its_replacement() -> None:
+    # "below" and "above" share no letter in place: pairing "below" with the stray "N"
+    # (a typeset symbol the source text does not spell) must not hide the change.
+    found = findings(
+        "The point P lies below the line when the load exceeds the limit.",
+        "The point P lies above N the line when the load exceeds the limit.",
+    )
+    assert [(f.word, f.read) for f in found] == [("below", "above")]
+
+
 def test_a_referent_letter_read_as_another_letter_is_changed() -> None:
     # Options that differ only in the letter they point at: "a)" shown as "b)" is a swap.
     source = "There is an asymmetric centre at the position labelled a)"

@@ -7,9 +7,10 @@ no letter ("(&)" for G, "(9)" for J).
 
 from __future__ import annotations
 
+from itemshot.renderer.items import Item
 from itemshot.verify.labels import label_shape
 from itemshot.verify.ocr import Word
-from itemshot.verify.whole_image import option_labels, option_readings
+from itemshot.verify.whole_image import locate_fields, option_labels, option_readings
 
 LETTERS = list("ABCD")
 HEIGHT = 20
@@ -52,3 +53,28 @@ def test_a_wrapped_line_read_after_the_next_column_joins_its_own_option() -> Non
 def test_label_shapes() -> None:
     assert [label_shape(w) for w in ("(&)", "(9)", "()", "(G)x")] == ["", "", "", "x"]
     assert [label_shape(w) for w in ("Figure", "(", "(abc)")] == [None, None, None]
+
+
+def test_a_label_opening_its_line_beats_a_bracketed_one_in_the_stem() -> None:
+    found = [
+        *_row(0, 0, [(0, "Is"), (30, "(D)"), (70, "right?")]),  # the stem names option D
+        *_row(40, 1, [(0, "(A)"), (40, "yes"), (400, "(B)"), (440, "no")]),
+        *_row(70, 2, [(0, "(C)"), (40, "maybe"), (400, "(D)"), (440, "never")]),
+    ]
+    labels = option_labels(found, LETTERS)
+    assert found[labels.assigned["D"].index].top == 70
+
+
+def test_fields_are_located_where_their_words_stand_for_the_region_audit() -> None:
+    item = Item("grid", "Which city?", ("the old Oslo", "Lima", "new York", "Rome"), 0)
+    found = [*_row(-40, 9, [(0, "QUIZ"), (60, "TIME")]), *_grid()]  # a header above the stem
+    labels = option_labels(found, LETTERS)
+    regions = {r.name: r for r in locate_fields(found, labels, 1.0, item, (400, 800))}
+    assert sorted(regions) == ["option:A", "option:B", "option:C", "option:D", "question"]
+    margin = 0.35 * HEIGHT
+    assert regions["question"].box == (0.0, 0.0, 110 + margin, 20 + margin)  # not the header
+    # Option A: its label, its first line and the line it wraps onto, not column B's words.
+    assert regions["option:A"].box == (0.0, 40 - margin, 110 + margin, 90 + margin)
+    assert regions["option:B"].box[0] == 400 - margin
+    assert regions["option:A"].letter == "A"
+    assert regions["option:A"].font_px == HEIGHT / 0.75

@@ -78,6 +78,7 @@ ADDED_CRITICAL = NEGATIONS
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*")
 GAP = 1.0  # cost of a word one side has and the other does not
 MAX_BLOCK = 6400  # word pairs: an unshared stretch of 80 x 80 words is aligned, no longer
+LENGTH_PREFERENCE = 0.01  # a like-length pairing is this much cheaper: breaks ties only
 LANGUAGES = {"eng": "en"}  # tesseract language -> wordfreq language; others are not accounted
 
 
@@ -178,7 +179,7 @@ def _align_block(source: Sequence[str], reading: Sequence[str]) -> list[Placed]:
                 continue
             moves: list[tuple[int, int, float]] = []
             if i < n and j < m:
-                moves.append((1, 1, 2.0 * _distance(source[i], reading[j])))
+                moves.append((1, 1, _substitution(source[i], reading[j])))
             if i < n:
                 moves.append((1, 0, GAP))
             if j < m:
@@ -215,6 +216,20 @@ def _align_block(source: Sequence[str], reading: Sequence[str]) -> list[Placed]:
 
 def _distance(a: str, b: str) -> float:
     return Levenshtein.normalized_distance(fold_word(a), fold_word(b))
+
+
+def _substitution(source_word: str, read_word: str) -> float:
+    """Return the cost of showing a source word as a read word.
+
+    Two unrelated words cost the same whatever their lengths, so a changed
+    word could pair with a stray one-letter reading beside it as cheaply as
+    with its own replacement ("below" → "above" beside a math "N" the source
+    text lacks). A pairing of words of like length is a little cheaper, which
+    breaks that tie without outweighing any letter that differs.
+    """
+    longer = max(len(source_word), len(read_word), 1)
+    alike = 1.0 - abs(len(source_word) - len(read_word)) / longer
+    return 2.0 * _distance(source_word, read_word) - LENGTH_PREFERENCE * alike
 
 
 def _same(a: str, b: str) -> bool:

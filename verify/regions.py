@@ -550,6 +550,38 @@ def _recorded(name: str, before: Entry, after: Entry) -> Entry:
     return field, crops, replace(result, region=region)
 
 
+def settle_located(
+    image: np.ndarray,
+    item: Item,
+    located: list[Region],
+    *,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+) -> dict[str, FieldResult]:
+    """Return the region audit's result for each field at a place found on the page.
+
+    An image with no layout record (whole-image mode) has no regions; where
+    its words show where a field stands, the box around them serves as the
+    field's region and the field is read, scored and settled exactly as in
+    region mode: the same crops, readings and settlers, so a page read
+    better in place is judged by one rule. No face is on record, so nothing
+    is asked of the ink.
+    """
+    lang = language_for(item.language, [item.question, *item.options])
+    height, width = image.shape[:2]
+    crops = _text_crops(image, Layout(width, height, tuple(located)), None)
+    texts = ocr_stacked([c.first for c in crops], lang)
+    letters = "".join(LETTERS[: len(item.options)])
+    options = {field.name: field for field in source.options(item)}
+    fields: list[Entry] = []
+    for crop, text in zip(crops, texts, strict=True):
+        name = crop.region.name
+        field = source.stem(item) if name == "question" else options.get(name)
+        if field is not None:
+            fields.append((field, [crop], _score(field, text, thresholds, [crop], letters)))
+    page = _Page(lang, thresholds, letters, "", tuple(options.values()), may_pass=True)
+    return {field.name: result for field, _crops, result in settle(fields, page)}
+
+
 def _page_family(layout: Layout) -> str:
     """Return the family that drew most of the page's text glyphs ("" when none is recorded)."""
     glyphs: dict[str, int] = {}

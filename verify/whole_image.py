@@ -23,6 +23,7 @@ import cv2
 import numpy as np
 
 from itemshot.renderer.items import LETTERS, Item
+from itemshot.renderer.records import Region, box_to_quad
 from itemshot.verify import expected as source
 from itemshot.verify import second_reader
 from itemshot.verify.align import best_window
@@ -32,7 +33,9 @@ from itemshot.verify.figures import decode_figure
 from itemshot.verify.glyphs import CANDIDATES, groups
 from itemshot.verify.labels import label_shape, word_label
 from itemshot.verify.lookalikes import LABEL_RIVALS
+from itemshot.verify.meaning import WORD_CODES, split_words
 from itemshot.verify.ocr import Word, language_for, words
+from itemshot.verify.regions import settle_located
 from itemshot.verify.scoring import (
     FORMULA_PREFIX,
     formula_number_reasons,
@@ -45,13 +48,28 @@ from itemshot.verify.tokens import (
     contradicted_formula_scripts,
     unread_formula_scripts,
 )
-from itemshot.verify.verdicts import Reason, RegionScore, Verdict, verdict
+from itemshot.verify.verdicts import Reason, ReasonCode, RegionScore, Verdict, verdict
 
 # Readings tried in turn until one explains the item: (paint out rules and frames, page
 # segmentation mode). Sparse text (11) last: it finds lone labels in option boxes.
 READINGS = ((False, 3), (True, 3), (False, 6), (True, 11))
 CONTINUATION_LINES = 4  # an option's text may wrap onto this many more lines
 MIN_LONG_SIDE = 1400  # smaller pages are enlarged before OCR
+# What a field read in place (see `settle_located`) may settle: how its text reads. A
+# missing option, a figure or the reading order is about the page, not one field's words.
+SETTLED_IN_PLACE = frozenset(
+    {
+        ReasonCode.TEXT_MISMATCH,
+        ReasonCode.NUMBER_MISSING,
+        ReasonCode.UNIT_MISSING,
+        ReasonCode.SHORT_OPTION_MISSING,
+        ReasonCode.LETTER_MISMATCH,
+        *WORD_CODES,
+    }
+)
+WORD_HEIGHT_EM = 0.75  # an OCR word box's height (median of a line's words) per em
+BOX_MARGIN = 0.35  # word heights of margin around a located field's words
+STEM_LINE_SHARE = 0.5  # a line of the stem: at least this share of its words are the stem's
 
 
 @dataclass(frozen=True)
@@ -63,6 +81,7 @@ class Anchor:
     x: float
     top: float
     height: float
+    opens: bool = True  # opens its line (or a column); False: a bracketed label mid-line
 
 
 def _opens(found: list[Word], index: int) -> bool:
@@ -80,8 +99,9 @@ def _anchors(found: list[Word]) -> list[Anchor]:
         label = word_label(word.text)
         if label is None:
             continue
-        if _opens(found, index) or word.text.startswith("("):
-            anchors.append(Anchor(label[0], index, word.left, word.top, word.height))
+        opens = _opens(found, index)
+        if opens or word.text.startswith("("):
+            anchors.append(Anchor(label[0], index, word.left, word.top, word.height, opens))
     return anchors
 
 
@@ -98,13 +118,14 @@ def _label_shapes(found: list[Word], anchors: list[Anchor]) -> list[Anchor]:
 def assign_anchors(anchors: list[Anchor], letters: list[str]) -> dict[str, Anchor]:
     """Return each option letter's label anchor.
 
-    Exact letters first (first occurrence); then a letter still without a label
-    takes an unused label read as a look-alike ("(E)" read twice where "(F)"
-    belongs) — one per letter, in reading order.
+    Exact letters first: a label opening its line before one in mid-line (a
+    stem's "(D.C" is no option D), then the first occurrence; then a letter
+    still without a label takes an unused label read as a look-alike ("(E)"
+    read twice where "(F)" belongs) — one per letter, in reading order.
     """
     assigned: dict[str, Anchor] = {}
     used: set[int] = set()
-    for anchor in anchors:
+    for anchor in sorted(anchors, key=lambda a: not a.opens):
         if anchor.letter in letters and anchor.letter not in assigned:
             assigned[anchor.letter] = anchor
             used.add(anchor.index)
@@ -430,15 +451,20 @@ def audit_image(
     """
     lang = language_for(item.language, [item.question, *item.options])
     readings: list[Verdict] = []
+    located: list[list[Region]] = []
     for rules, psm in READINGS:
         found, scale = _page_words(image, lang, rules=rules, psm=psm)
         # One reading's labels serve its text verdict and its formula re-reading alike.
         labels = option_labels(found, [f.letter for f in source.options(item)])
         reading = _audit_words(found, labels, item, lang, thresholds, image_name)
         readings.append(_with_stem_scripts(reading, image, found, labels, scale, item))
+        located.append(locate_fields(found, labels, scale, item, image.shape[:2]))
         if not readings[-1].reasons:
             break
     best = readings[-1] if not readings[-1].reasons else _field_by_field(readings)
+    if best.reasons:
+        places = located[max(range(len(readings)), key=lambda k: _fit(readings[k]))]
+        best = _settled_in_place(best, image, item, places, thresholds)
     if check_figures:
         reasons, scores = _figures(image, item, thresholds)
         best = verdict(
@@ -450,6 +476,98 @@ def audit_image(
             [*best.regions, *scores],
         )
     return best
+
+
+def locate_fields(
+    found: list[Word], labels: OptionLabels, scale: float, item: Item, shape: tuple[int, ...]
+) -> list[Region]:
+    """Return a region for each field whose words this reading places on the page.
+
+    An option stands where its label and the lines after it are read. The
+    stem is the run of lines before the first label, from the first to the
+    last line most of whose words are the stem's (a header or badge above it,
+    a caption under a figure inside it, are not its lines).
+    """
+    first = min((a.index for a in labels.assigned.values()), default=len(found))
+    stem_words = set(split_words(source.stem(item).text))
+    lines: dict[tuple[int, int, int], list[Word]] = {}
+    for word in _without_captions(found[:first]):
+        lines.setdefault(word.line, []).append(word)
+    rows = list(lines.values())
+    shared = [k for k, row in enumerate(rows) if _share(row, stem_words) >= STEM_LINE_SHARE]
+    located: list[Region] = []
+    if shared:
+        stem = [w for row in rows[shared[0] : shared[-1] + 1] for w in row]
+        located.append(_region("question", "question", stem, scale, shape))
+    for letter, anchor in labels.assigned.items():
+        option = option_lines(found, anchor.index, labels.stops, labels.right(anchor))
+        there = [found[anchor.index], *(found[i] for line in option for i in line)]
+        located.append(_region(f"option:{letter}", "option", there, scale, shape, letter))
+    return located
+
+
+def _share(row: list[Word], stem_words: set[str]) -> float:
+    """Return the share of a line's words that are words of the stem."""
+    read = split_words(" ".join(w.text for w in row))
+    return sum(w in stem_words for w in read) / len(read) if read else 0.0
+
+
+def _region(
+    name: str,
+    kind: str,
+    there: list[Word],
+    scale: float,
+    shape: tuple[int, ...],
+    letter: str = "",
+) -> Region:
+    """Return the region around a field's words, in the image's pixels, sized by their height."""
+    height = float(np.median([w.height for w in there])) / scale
+    margin = BOX_MARGIN * height
+    box = (
+        max(0.0, min(w.left for w in there) / scale - margin),
+        max(0.0, min(w.top for w in there) / scale - margin),
+        min(float(shape[1]), max(w.left + w.width for w in there) / scale + margin),
+        min(float(shape[0]), max(w.top + w.height for w in there) / scale + margin),
+    )
+    font_px = height / WORD_HEIGHT_EM
+    return Region(name, kind, box, box_to_quad(box), letter=letter, font_px=font_px, set_px=font_px)
+
+
+def _settled_in_place(
+    best: Verdict, image: np.ndarray, item: Item, located: list[Region], thresholds: Thresholds
+) -> Verdict:
+    """Return the verdict with each failing field the region audit passes where it stands passed.
+
+    Only how a field's text reads is settled this way (`SETTLED_IN_PLACE`);
+    a field passes only when its located region has no reason left, and the
+    whole-image reasons it replaced, the box and what was read there are
+    recorded under `located`.
+    """
+    failing = {r.region for r in best.reasons}
+    places = {r.name: r for r in located if r.name in failing}
+    if any(r.code not in SETTLED_IN_PLACE for r in best.reasons) or len(places) < len(failing):
+        return best  # the image fails whatever its fields read in place
+    results = settle_located(image, item, list(places.values()), thresholds=thresholds)
+    passed = {name for name, result in results.items() if not result.reasons}
+    if not passed:
+        return best
+    regions = []
+    for region in best.regions:
+        if region.name in passed:
+            result = results[region.name]
+            record = {
+                "box": [round(v, 1) for v in places[region.name].box],
+                "observed": result.region.observed,
+                "score": round(result.score, 4),
+                "replaced": [
+                    f"{r.code}: {r.detail}" for r in best.reasons if r.region == region.name
+                ],
+                "settled": result.region.measures.get("settled", []),
+            }
+            region = replace(region, measures={**region.measures, "located": record})
+        regions.append(region)
+    reasons = [r for r in best.reasons if r.region not in passed]
+    return verdict(best.image, best.item_id, best.mode, best.lang, reasons, regions)
 
 
 def _with_stem_scripts(
