@@ -205,15 +205,15 @@ def _locate(
     levels: Sequence[float],
     text: str,
     path: str,
-    font_px: float,
+    sizes: Iterable[int],
     blur: float,
 ) -> _Spot | None:
-    """Return the best `_Spot` of `text` at every scale in every crop (None: nowhere).
+    """Return the best `_Spot` of `text` at every size in every crop (None: nowhere).
 
     `levels` are the pages' `_ink_level`s, measured once per page.
     """
     best: _Spot | None = None
-    for size in _sizes(font_px):
+    for size in sizes:
         drawing = _drawing(text, path, size, blur)
         if drawing is None:
             continue
@@ -230,6 +230,27 @@ def _locate(
             y, x = np.unravel_index(int(scores.argmax()), scores.shape)
             if best is None or scores[y, x] > best.score:
                 best = _Spot(float(scores[y, x]), path, index, size, int(y), int(x))
+    return best
+
+
+def face_fit(
+    crops: Sequence[np.ndarray], text: str, family: str, sizes: Sequence[int]
+) -> tuple[float, int]:
+    """Return how well `text` drawn in `family` matches the crops' ink at its best size, and the size.
+
+    The face's regular and bold files are both tried (the weight is not on
+    record); (-1.0, 0) when the family is not installed or nothing matches.
+    """
+    if not sizes or not crops:
+        return -1.0, 0
+    blur = max(0.6, min(sizes) / 24)
+    pages = [_page(crop, blur, max(sizes)) for crop in crops]
+    levels = [_ink_level(page) for page in pages]
+    best = (-1.0, 0)
+    for path in face_files(family):
+        spot = _locate(pages, levels, text, path, sizes, blur)
+        if spot is not None and spot.score > best[0]:
+            best = (spot.score, spot.size)
     return best
 
 
@@ -350,7 +371,7 @@ def weigh(
     # are tried, and the rivals are drawn in the one the ink matches.
     for path in paths:
         for before, after in contexts or [("", "")]:
-            spot = _locate(pages, levels, before + token + after, path, font_px, blur)
+            spot = _locate(pages, levels, before + token + after, path, _sizes(font_px), blur)
             if spot is not None:
                 located.append((spot.score, before, after, spot))
     if not located:
@@ -425,7 +446,7 @@ def _read_elsewhere(
     for read in dict.fromkeys(read_here):
         if not read:
             continue
-        there = _locate(pages, levels, before + read + after, spot.path, font_px, blur)
+        there = _locate(pages, levels, before + read + after, spot.path, _sizes(font_px), blur)
         if there is not None and there.score > spot.score and not _overlap(spot, there):
             return read, there
     return None

@@ -24,6 +24,7 @@ from itemshot.verify.crops import (
     rectify,
     scaled,
 )
+from itemshot.verify.drawn_face import DrawnFace
 from itemshot.verify.expected import Field
 from itemshot.verify.figures import (
     BLANK_FIGURE_STD,
@@ -556,6 +557,7 @@ def settle_located(
     located: list[Region],
     *,
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    face: DrawnFace | None = None,
 ) -> dict[str, FieldResult]:
     """Return the region audit's result for each field at a place found on the page.
 
@@ -563,10 +565,16 @@ def settle_located(
     its words show where a field stands, the box around them serves as the
     field's region and the field is read, scored and settled exactly as in
     region mode: the same crops, readings and settlers, so a page read
-    better in place is judged by one rule. No face is on record, so nothing
-    is asked of the ink.
+    better in place is judged by one rule. No face is on record: `face`, the
+    one its ink shows (`verify.drawn_face`), stands in for it when one shows
+    clearly; without it nothing depends on the face (numbers and labels as
+    it draws them, the ink).
     """
     lang = language_for(item.language, [item.question, *item.options])
+    if face is not None:
+        located = [
+            replace(r, fonts={face.family: 1}, set_px=face.drawn_px(r.font_px)) for r in located
+        ]
     height, width = image.shape[:2]
     crops = _text_crops(image, Layout(width, height, tuple(located)), None)
     texts = ocr_stacked([c.first for c in crops], lang)
@@ -578,8 +586,15 @@ def settle_located(
         field = source.stem(item) if name == "question" else options.get(name)
         if field is not None:
             fields.append((field, [crop], _score(field, text, thresholds, [crop], letters)))
-    page = _Page(lang, thresholds, letters, "", tuple(options.values()), may_pass=True)
+    family = face.family if face is not None else ""
+    page = _Page(lang, thresholds, letters, family, tuple(options.values()), may_pass=True)
     return {field.name: result for field, _crops, result in settle(fields, page)}
+
+
+def located_crops(image: np.ndarray, located: list[Region]) -> list[np.ndarray]:
+    """Return each located region's normalised grey crop (dark ink on white), unscaled."""
+    height, width = image.shape[:2]
+    return [c.raw for c in _text_crops(image, Layout(width, height, tuple(located)), None)]
 
 
 def _page_family(layout: Layout) -> str:

@@ -45,6 +45,17 @@ class Thresholds:
     - `meaning_min_letters` (4): a shorter non-critical source word read as another word is
       not judged: one engine's slip into another short word ("in" for "on") is common, and a
       critical short word (no, all, up) is judged whatever its length.
+
+    The face of a page with no layout record (`verify.drawn_face`):
+
+    - `face_match` (0.80): minimum mean correlation of the probe words drawn in a face with
+      the ink for the face to be the page's (the ink module's `MIN_MATCH`).
+    - `face_lead` (0.03): how much better than every other catalogue face it must fit.
+    - `face_size_low` (0.7), `face_size_high` (1.6): the drawn sizes tried, per px of the size
+      estimated from a probe word's OCR box (its height depends on its letters' ascenders
+      and descenders as well as on the face).
+    - `face_probes` (3), `face_probe_letters` (5): the longest words read exactly, of at
+      least that many letters, drawn in each face.
     """
 
     text_accuracy: float = 0.90
@@ -65,6 +76,13 @@ class Thresholds:
     meaning_word_zipf: float = 3.0
     meaning_min_edits: float = 2.0
     meaning_min_letters: float = 4.0
+    # The face of a page with no layout record
+    face_match: float = 0.80
+    face_lead: float = 0.03
+    face_size_low: float = 0.7
+    face_size_high: float = 1.6
+    face_probes: float = 3.0
+    face_probe_letters: float = 5.0
 
     def as_dict(self) -> dict[str, float]:
         """Return the thresholds as a plain dict."""

@@ -28,6 +28,7 @@ from itemshot.verify import expected as source
 from itemshot.verify import second_reader
 from itemshot.verify.align import best_window
 from itemshot.verify.crops import gray, normalise_text
+from itemshot.verify.drawn_face import DrawnFace, Probe, identify_face, is_probe
 from itemshot.verify.figure_search import FigureSearch
 from itemshot.verify.figures import decode_figure
 from itemshot.verify.glyphs import CANDIDATES, groups
@@ -35,7 +36,7 @@ from itemshot.verify.labels import label_shape, word_label
 from itemshot.verify.lookalikes import LABEL_RIVALS
 from itemshot.verify.meaning import WORD_CODES, split_words
 from itemshot.verify.ocr import Word, language_for, words
-from itemshot.verify.regions import settle_located
+from itemshot.verify.regions import located_crops, settle_located
 from itemshot.verify.scoring import (
     FORMULA_PREFIX,
     formula_number_reasons,
@@ -70,6 +71,8 @@ SETTLED_IN_PLACE = frozenset(
 WORD_HEIGHT_EM = 0.75  # an OCR word box's height (median of a line's words) per em
 BOX_MARGIN = 0.35  # word heights of margin around a located field's words
 STEM_LINE_SHARE = 0.5  # a line of the stem: at least this share of its words are the stem's
+STEM_WRAP_GAP = 0.8  # word heights of blank between a stem line and the one it wraps onto
+PROBE_PUNCTUATION = ".,;:!?()[]'\"“”‘’"  # stripped from a word drawn to tell the face
 
 
 @dataclass(frozen=True)
@@ -452,6 +455,7 @@ def audit_image(
     lang = language_for(item.language, [item.question, *item.options])
     readings: list[Verdict] = []
     located: list[list[Region]] = []
+    pages: list[tuple[list[Word], float]] = []
     for rules, psm in READINGS:
         found, scale = _page_words(image, lang, rules=rules, psm=psm)
         # One reading's labels serve its text verdict and its formula re-reading alike.
@@ -459,12 +463,13 @@ def audit_image(
         reading = _audit_words(found, labels, item, lang, thresholds, image_name)
         readings.append(_with_stem_scripts(reading, image, found, labels, scale, item))
         located.append(locate_fields(found, labels, scale, item, image.shape[:2]))
+        pages.append((found, scale))
         if not readings[-1].reasons:
             break
     best = readings[-1] if not readings[-1].reasons else _field_by_field(readings)
     if best.reasons:
-        places = located[max(range(len(readings)), key=lambda k: _fit(readings[k]))]
-        best = _settled_in_place(best, image, item, places, thresholds)
+        closest = max(range(len(readings)), key=lambda k: _fit(readings[k]))
+        best = _settled_in_place(best, image, item, located[closest], pages[closest], thresholds)
     if check_figures:
         reasons, scores = _figures(image, item, thresholds)
         best = verdict(
@@ -486,7 +491,8 @@ def locate_fields(
     An option stands where its label and the lines after it are read. The
     stem is the run of lines before the first label, from the first to the
     last line most of whose words are the stem's (a header or badge above it,
-    a caption under a figure inside it, are not its lines).
+    a caption under a figure inside it, are not its lines), and the lines
+    it wraps onto right under it.
     """
     first = min((a.index for a in labels.assigned.values()), default=len(found))
     stem_words = set(split_words(source.stem(item).text))
@@ -497,13 +503,24 @@ def locate_fields(
     shared = [k for k, row in enumerate(rows) if _share(row, stem_words) >= STEM_LINE_SHARE]
     located: list[Region] = []
     if shared:
-        stem = [w for row in rows[shared[0] : shared[-1] + 1] for w in row]
+        last = shared[-1]
+        while last + 1 < len(rows) and _wraps_onto(rows[last], rows[last + 1]):
+            last += 1  # a short last line ("blur'?") read as no word of the stem
+        stem = [w for row in rows[shared[0] : last + 1] for w in row]
         located.append(_region("question", "question", stem, scale, shape))
     for letter, anchor in labels.assigned.items():
         option = option_lines(found, anchor.index, labels.stops, labels.right(anchor))
         there = [found[anchor.index], *(found[i] for line in option for i in line)]
         located.append(_region(f"option:{letter}", "option", there, scale, shape, letter))
     return located
+
+
+def _wraps_onto(row: list[Word], below: list[Word]) -> bool:
+    """Return whether `below` is the next line of the same paragraph: close under, not indented."""
+    height = float(np.median([w.height for w in row]))
+    gap = min(w.top for w in below) - max(w.top + w.height for w in row)
+    indent = min(w.left for w in below) - min(w.left for w in row)
+    return gap < STEM_WRAP_GAP * height and abs(indent) < height
 
 
 def _share(row: list[Word], stem_words: set[str]) -> float:
@@ -534,7 +551,12 @@ def _region(
 
 
 def _settled_in_place(
-    best: Verdict, image: np.ndarray, item: Item, located: list[Region], thresholds: Thresholds
+    best: Verdict,
+    image: np.ndarray,
+    item: Item,
+    located: list[Region],
+    page: tuple[list[Word], float],
+    thresholds: Thresholds,
 ) -> Verdict:
     """Return the verdict with each failing field the region audit passes where it stands passed.
 
@@ -547,7 +569,9 @@ def _settled_in_place(
     places = {r.name: r for r in located if r.name in failing}
     if any(r.code not in SETTLED_IN_PLACE for r in best.reasons) or len(places) < len(failing):
         return best  # the image fails whatever its fields read in place
-    results = settle_located(image, item, list(places.values()), thresholds=thresholds)
+    stem = next((r for r in located if r.name == "question"), None)
+    face = _drawn_face(image, item, *page, stem, thresholds) if stem is not None else None
+    results = settle_located(image, item, list(places.values()), thresholds=thresholds, face=face)
     passed = {name for name, result in results.items() if not result.reasons}
     if not passed:
         return best
@@ -563,11 +587,38 @@ def _settled_in_place(
                     f"{r.code}: {r.detail}" for r in best.reasons if r.region == region.name
                 ],
                 "settled": result.region.measures.get("settled", []),
+                "face": face.as_dict() if face is not None else None,
             }
             region = replace(region, measures={**region.measures, "located": record})
         regions.append(region)
     reasons = [r for r in best.reasons if r.region not in passed]
     return verdict(best.image, best.item_id, best.mode, best.lang, reasons, regions)
+
+
+def _drawn_face(
+    image: np.ndarray,
+    item: Item,
+    found: list[Word],
+    scale: float,
+    stem: Region,
+    thresholds: Thresholds,
+) -> DrawnFace | None:
+    """Return the face the stem's words read exactly are drawn in (None: no clear one)."""
+    stem_words = set(split_words(source.stem(item).text))
+    top, bottom = stem.box[1], stem.box[3]
+    chosen: dict[str, Word] = {}
+    for word in found:
+        text = word.text.strip(PROBE_PUNCTUATION)
+        if top <= _middle(word) / scale <= bottom and is_probe(text, stem_words, thresholds):
+            chosen.setdefault(text, word)
+    longest = sorted(chosen, key=len, reverse=True)[: int(thresholds.face_probes)]
+    shape = image.shape[:2]
+    regions = [
+        _region(f"probe:{k}", "question", [chosen[t]], scale, shape) for k, t in enumerate(longest)
+    ]
+    crops = located_crops(image, regions)
+    probes = [Probe(t, c, r.font_px) for t, c, r in zip(longest, crops, regions, strict=True)]
+    return identify_face(probes, stem.font_px, item.language, thresholds)
 
 
 def _with_stem_scripts(
