@@ -10,7 +10,15 @@ from __future__ import annotations
 from itemshot.renderer.items import Item
 from itemshot.verify.labels import label_shape
 from itemshot.verify.ocr import Word
-from itemshot.verify.whole_image import locate_fields, option_labels, option_readings
+from itemshot.verify.scoring import FORMULA_PREFIX
+from itemshot.verify.verdicts import Reason
+from itemshot.verify.whole_image import (
+    locate_fields,
+    option_labels,
+    option_readings,
+    reading_order,
+    settled_by_reading,
+)
 
 LETTERS = list("ABCD")
 HEIGHT = 20
@@ -78,3 +86,20 @@ def test_fields_are_located_where_their_words_stand_for_the_region_audit() -> No
     assert regions["option:B"].box[0] == 400 - margin
     assert regions["option:A"].letter == "A"
     assert regions["option:A"].font_px == HEIGHT / 0.75
+
+
+def test_options_moved_with_their_labels_are_out_of_reading_order() -> None:
+    in_order = option_labels(_grid(), LETTERS)
+    assert reading_order([in_order.assigned[x] for x in LETTERS]) == []
+    moved = option_labels(_grid(label_c="(D)", label_d="(C)"), LETTERS)  # "(D)" left of "(C)"
+    (reason,) = reading_order([moved.assigned[x] for x in LETTERS])
+    assert (reason.code, reason.region) == ("reading_order", "option:D")
+
+
+def test_reading_in_place_settles_how_text_reads_but_not_a_formula_or_the_page() -> None:
+    assert settled_by_reading(Reason("number_missing", "option:A", "25.69", ("25.69",)))
+    assert settled_by_reading(Reason("text_mismatch", "question", "accuracy 0.71"))
+    # A formula's numbers are checked against the layout record in region mode: none here.
+    assert not settled_by_reading(Reason("number_missing", "option:A", FORMULA_PREFIX + "1"))
+    assert not settled_by_reading(Reason("option_missing", "option:B", "label not found"))
+    assert not settled_by_reading(Reason("reading_order", "option:D", "after option:C"))

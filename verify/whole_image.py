@@ -567,7 +567,7 @@ def _settled_in_place(
     """
     failing = {r.region for r in best.reasons}
     places = {r.name: r for r in located if r.name in failing}
-    if any(r.code not in SETTLED_IN_PLACE for r in best.reasons) or len(places) < len(failing):
+    if not all(map(settled_by_reading, best.reasons)) or len(places) < len(failing):
         return best  # the image fails whatever its fields read in place
     stem = next((r for r in located if r.name == "question"), None)
     face = _drawn_face(image, item, *page, stem, thresholds) if stem is not None else None
@@ -593,6 +593,17 @@ def _settled_in_place(
         regions.append(region)
     reasons = [r for r in best.reasons if r.region not in passed]
     return verdict(best.image, best.item_id, best.mode, best.lang, reasons, regions)
+
+
+def settled_by_reading(reason: Reason) -> bool:
+    """Return whether a field read in place can settle the reason by what its reading shows.
+
+    Not a formula's number: region mode checks what a formula says against
+    the TeX the layout record says was typeset, and treats a script no
+    engine reads as unchecked. In place there is no record, so a formula
+    number the page reading shows otherwise stands.
+    """
+    return reason.code in SETTLED_IN_PLACE and not reason.detail.startswith(FORMULA_PREFIX)
 
 
 def _drawn_face(
@@ -816,7 +827,7 @@ def _audit_words(
                 Reason("extra_option", f"option:{anchor.letter}", "label after the last option")
             )
             break
-    reasons.extend(_reading_order([first_anchor[x] for x in letters if x in first_anchor]))
+    reasons.extend(reading_order([first_anchor[x] for x in letters if x in first_anchor]))
 
     return verdict(image_name, item.id, "whole_image", lang, reasons, scores)
 
@@ -937,10 +948,17 @@ def _figure_references(item: Item, page: str) -> list[Reason]:
     return reasons
 
 
-def _reading_order(anchors: list[Anchor]) -> list[Reason]:
+def reading_order(anchors: list[Anchor]) -> list[Reason]:
+    """Return a reason when an option's label stands before the previous one's in reading order.
+
+    Before: on a line above and not in a column to its right, or on the same
+    line to its left (options moved with their labels: "(D)" left of "(C)").
+    """
     for previous, current in itertools.pairwise(anchors):
-        above = current.top < previous.top - max(previous.height, current.height)
-        if above and current.x <= previous.x:
+        height = max(previous.height, current.height)
+        above = current.top < previous.top - height
+        level = abs(current.top - previous.top) < 0.5 * height
+        if (above and current.x <= previous.x) or (level and current.x < previous.x - height):
             return [
                 Reason(
                     "reading_order", f"option:{current.letter}", f"after option:{previous.letter}"
