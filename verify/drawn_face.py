@@ -13,6 +13,7 @@ page no face fits that well keeps no face, and those steps stay off.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -76,16 +77,24 @@ def is_probe(word: str, source_words: set[str], thresholds: Thresholds) -> bool:
     return letters and long and word.casefold() in source_words
 
 
+def longest_probes(
+    words: Iterable[str], source_words: set[str], thresholds: Thresholds
+) -> list[str]:
+    """Return the longest probe words among OCR words (`face_probes` of them, once each)."""
+    probes = [w for w in dict.fromkeys(words) if is_probe(w, source_words, thresholds)]
+    return sorted(probes, key=len, reverse=True)[: int(thresholds.face_probes)]
+
+
 def identify_face(
     probes: list[Probe], reference_px: float, language: str, thresholds: Thresholds
 ) -> DrawnFace | None:
     """Return the catalogue face whose drawings of the probe words fit their ink best.
 
-    Each face is tried over the sizes a face of any x-height may be drawn at
-    for a word of that box. None when there is no probe, or no face fits
-    well enough, or two faces fit about as well.
+    The probes are chosen by `longest_probes`. Each face is tried over the
+    sizes a face of any x-height may be drawn at for a word of that box.
+    None when there is no probe, or no face fits well enough, or two faces
+    fit about as well.
     """
-    probes = sorted(probes, key=lambda p: len(p.text), reverse=True)[: int(thresholds.face_probes)]
     if not probes:
         return None
     fits: list[tuple[float, int, str]] = []

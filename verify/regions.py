@@ -575,8 +575,7 @@ def settle_located(
         located = [
             replace(r, fonts={face.family: 1}, set_px=face.drawn_px(r.font_px)) for r in located
         ]
-    height, width = image.shape[:2]
-    crops = _text_crops(image, Layout(width, height, tuple(located)), None)
+    crops = _located_text_crops(image, located)
     texts = ocr_stacked([c.first for c in crops], lang)
     letters = "".join(LETTERS[: len(item.options)])
     options = {field.name: field for field in source.options(item)}
@@ -593,8 +592,13 @@ def settle_located(
 
 def located_crops(image: np.ndarray, located: list[Region]) -> list[np.ndarray]:
     """Return each located region's normalised grey crop (dark ink on white), unscaled."""
+    return [c.raw for c in _located_text_crops(image, located)]
+
+
+def _located_text_crops(image: np.ndarray, located: list[Region]) -> list[TextCrop]:
+    """Return the text crops of regions found on a page with no layout record."""
     height, width = image.shape[:2]
-    return [c.raw for c in _text_crops(image, Layout(width, height, tuple(located)), None)]
+    return _text_crops(image, Layout(width, height, tuple(located)), None)
 
 
 def _page_family(layout: Layout) -> str:

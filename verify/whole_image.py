@@ -28,7 +28,7 @@ from itemshot.verify import expected as source
 from itemshot.verify import second_reader
 from itemshot.verify.align import best_window
 from itemshot.verify.crops import gray, normalise_text
-from itemshot.verify.drawn_face import DrawnFace, Probe, identify_face, is_probe
+from itemshot.verify.drawn_face import DrawnFace, Probe, identify_face, longest_probes
 from itemshot.verify.figure_search import FigureSearch
 from itemshot.verify.figures import decode_figure
 from itemshot.verify.glyphs import CANDIDATES, groups
@@ -454,22 +454,20 @@ def audit_image(
     """
     lang = language_for(item.language, [item.question, *item.options])
     readings: list[Verdict] = []
-    located: list[list[Region]] = []
-    pages: list[tuple[list[Word], float]] = []
+    pages: list[tuple[list[Word], OptionLabels, float]] = []  # what each reading found
     for rules, psm in READINGS:
         found, scale = _page_words(image, lang, rules=rules, psm=psm)
         # One reading's labels serve its text verdict and its formula re-reading alike.
         labels = option_labels(found, [f.letter for f in source.options(item)])
         reading = _audit_words(found, labels, item, lang, thresholds, image_name)
         readings.append(_with_stem_scripts(reading, image, found, labels, scale, item))
-        located.append(locate_fields(found, labels, scale, item, image.shape[:2]))
-        pages.append((found, scale))
+        pages.append((found, labels, scale))
         if not readings[-1].reasons:
             break
     best = readings[-1] if not readings[-1].reasons else _field_by_field(readings)
     if best.reasons:
         closest = max(range(len(readings)), key=lambda k: _fit(readings[k]))
-        best = _settled_in_place(best, image, item, located[closest], pages[closest], thresholds)
+        best = _settled_in_place(best, image, item, *pages[closest], thresholds)
     if check_figures:
         reasons, scores = _figures(image, item, thresholds)
         best = verdict(
@@ -554,8 +552,9 @@ def _settled_in_place(
     best: Verdict,
     image: np.ndarray,
     item: Item,
-    located: list[Region],
-    page: tuple[list[Word], float],
+    found: list[Word],
+    labels: OptionLabels,
+    scale: float,
     thresholds: Thresholds,
 ) -> Verdict:
     """Return the verdict with each failing field the region audit passes where it stands passed.
@@ -566,11 +565,12 @@ def _settled_in_place(
     recorded under `located`.
     """
     failing = {r.region for r in best.reasons}
+    located = locate_fields(found, labels, scale, item, image.shape[:2])
     places = {r.name: r for r in located if r.name in failing}
     if not all(map(settled_by_reading, best.reasons)) or len(places) < len(failing):
         return best  # the image fails whatever its fields read in place
     stem = next((r for r in located if r.name == "question"), None)
-    face = _drawn_face(image, item, *page, stem, thresholds) if stem is not None else None
+    face = _drawn_face(image, item, found, scale, stem, thresholds) if stem is not None else None
     results = settle_located(image, item, list(places.values()), thresholds=thresholds, face=face)
     passed = {name for name, result in results.items() if not result.reasons}
     if not passed:
@@ -619,10 +619,9 @@ def _drawn_face(
     top, bottom = stem.box[1], stem.box[3]
     chosen: dict[str, Word] = {}
     for word in found:
-        text = word.text.strip(PROBE_PUNCTUATION)
-        if top <= _middle(word) / scale <= bottom and is_probe(text, stem_words, thresholds):
-            chosen.setdefault(text, word)
-    longest = sorted(chosen, key=len, reverse=True)[: int(thresholds.face_probes)]
+        if top <= _middle(word) / scale <= bottom:
+            chosen.setdefault(word.text.strip(PROBE_PUNCTUATION), word)
+    longest = longest_probes(chosen, stem_words, thresholds)
     shape = image.shape[:2]
     regions = [
         _region(f"probe:{k}", "question", [chosen[t]], scale, shape) for k, t in enumerate(longest)
