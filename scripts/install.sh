@@ -13,6 +13,8 @@ APT_PACKAGES=(
   fonts-noto-cjk fonts-noto-cjk-extra fonts-klee fonts-seto
   fonts-motoya-l-maruberi fonts-mplus fonts-ipaexfont
   python3-venv
+  # tesserocr (tesseract in-process) is built against the tesseract above, so both read alike.
+  libtesseract-dev libleptonica-dev pkg-config g++ python3-dev
 )
 
 missing=()
@@ -36,6 +38,6 @@ stamp=.venv/.itemshot-installed
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e ".[test,ray]"
+  PIP_NO_BINARY=tesserocr .venv/bin/python -m pip install -q -e ".[test,ray]"
   echo "$want" > "$stamp"
 fi

@@ -1,12 +1,26 @@
-"""Tesseract calls: language choice, one-call OCR of stacked region crops, whole-page words."""
+"""Tesseract calls: language choice, one-call OCR of stacked region crops, whole-page words.
+
+Tesseract runs in this process through its C API (`tesserocr`), one engine
+per language per thread, loaded once: starting the `tesseract` program per
+call costs about 0.1 s of loading its models, more than reading a small
+crop. `words` gives what `pytesseract.image_to_data` gives for the same
+pixels (the same library reads them; confidences truncated as it does).
+"""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import pytesseract
+from PIL import Image
 
 from itemshot.verify.text import has_cjk
 
@@ -36,24 +50,74 @@ class Word:
     line: tuple[int, int, int]
 
 
+_ENGINES = threading.local()  # one engine per language per thread: an engine is not thread-safe
+TSV_COLUMNS = 12  # level page block paragraph line word left top width height conf text
+
+
+def _engine(lang: str) -> Any:
+    """Return this thread's tesseract engine (a `tesserocr.PyTessBaseAPI`) for `lang`.
+
+    Imported on first use, not with this module: tesseract's OpenMP runtime
+    reads `OMP_THREAD_LIMIT` once, when it loads, and it must read 1 (the
+    parallelism is one process per core; a pool worker forked from a parent
+    that had loaded it with more would run several threads on a shared core).
+    """
+    if "tesserocr" not in sys.modules:
+        os.environ.setdefault("OMP_THREAD_LIMIT", "1")
+    import tesserocr
+
+    engines: dict[str, Any] = _ENGINES.__dict__.setdefault("by_lang", {})
+    if lang not in engines:
+        engines[lang] = tesserocr.PyTessBaseAPI(path=_tessdata(), lang=lang)
+    return engines[lang]
+
+
+@lru_cache(maxsize=1)
+def _tessdata() -> str:
+    """Return the folder of the `tesseract` program's models, which the engine reads too.
+
+    A tesserocr wheel bundles its own library, which looks elsewhere; asking
+    the program keeps one set of models for both.
+    """
+    if os.environ.get("TESSDATA_PREFIX"):
+        return os.environ["TESSDATA_PREFIX"]
+    listing = subprocess.run(
+        [pytesseract.pytesseract.tesseract_cmd, "--list-langs"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    # 'List of available languages in "/usr/share/tesseract-ocr/5/tessdata/" (3):'
+    return (listing.stdout + listing.stderr).split('"')[1]
+
+
 def words(image: np.ndarray, lang: str, psm: int = 3) -> list[Word]:
     """Return tesseract's words of `image` in its reading order."""
-    data = pytesseract.image_to_data(
-        image, lang=lang, config=f"--psm {psm}", output_type=pytesseract.Output.DICT
-    )
+    engine = _engine(lang)
+    engine.SetPageSegMode(psm)
+    engine.SetImage(Image.fromarray(image))
+    try:
+        tsv = engine.GetTSVText(0)
+    finally:
+        engine.Clear()  # nothing of this image is kept for the next one
     found: list[Word] = []
-    for i, text in enumerate(data["text"]):
-        if not text or not text.strip():
+    for row in tsv.splitlines():
+        cells = row.split("\t")
+        if len(cells) < TSV_COLUMNS or not cells[11].strip():
             continue
+        block, paragraph, line, left, top, width, height = (
+            int(c) for c in cells[2:5] + cells[6:10]
+        )
+        # pytesseract truncates the confidence to an integer; the thresholds were set on that.
         found.append(
             Word(
-                text=text,
-                left=int(data["left"][i]),
-                top=int(data["top"][i]),
-                width=int(data["width"][i]),
-                height=int(data["height"][i]),
-                conf=float(data["conf"][i]),
-                line=(int(data["block_num"][i]), int(data["par_num"][i]), int(data["line_num"][i])),
+                cells[11],
+                left,
+                top,
+                width,
+                height,
+                float(int(float(cells[10]))),
+                (block, paragraph, line),
             )
         )
     return found

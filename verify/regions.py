@@ -7,7 +7,6 @@ from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import numpy as np
-import pytesseract
 
 from itemshot.renderer.items import LETTERS, Item
 from itemshot.renderer.records import Layout, Region
@@ -672,8 +671,3 @@ def _figures(
 
 def _upright(region: Region) -> bool:
     return is_axis_aligned(region.quad)
-
-
-def tesseract_version() -> str:
-    """Return the tesseract version used (for the audit record)."""
-    return str(pytesseract.get_tesseract_version())
