@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytesseract
 from PIL import Image, ImageDraw, ImageFont
 
+from itemshot.pipeline import RunSettings, run_jobs
+from itemshot.renderer.adapters import load_dataset
+from itemshot.renderer.jobs import JobRequest, plan
+from itemshot.renderer.presentation import PresentationSpec
 from itemshot.verify.fonts import font_file
 from itemshot.verify.ocr import words
 
@@ -39,8 +45,10 @@ def _read(image: np.ndarray, psm: int) -> list[tuple[str, int, int, float]]:
 
 
 def test_the_engine_reads_what_the_tesseract_program_reads() -> None:
-    page = _page(LINES)
-    for psm in (6, 4):
+    grey = _page(LINES)
+    # A colour page too: the page is read at the resolution the program estimates, not 96 dpi.
+    tinted = np.stack([grey, np.maximum(grey, 40), np.maximum(grey, 90)], axis=-1)
+    for page, psm in ((grey, 6), (grey, 4), (tinted, 3)):
         read = _read(page, psm)
         assert [w[0] for w in read][:4] == ["Which", "of", "the", "following"]
         assert read == _program_words(page, psm)
@@ -53,3 +61,23 @@ def test_a_reading_does_not_depend_on_what_the_engine_read_before() -> None:
     _read(np.full((30, 30), 255, dtype=np.uint8), 6)  # a blank crop reads as nothing
     assert _read(page, 6) == first
     assert words(np.full((30, 30), 255, dtype=np.uint8), "eng", psm=6) == []
+
+
+def test_rendered_pages_read_as_the_program_reads_them(tool_data: Path, tmp_path: Path) -> None:
+    """Whole rendered pages read alike: textured scenes, colour and real layout.
+
+    Here a resolution the program would not assume (a PIL image's 96 dpi)
+    changes what is read.
+    """
+    items = load_dataset(tool_data).items[:2]
+    requests = [
+        JobRequest(item, PresentationSpec(scene=scene, font_style="serif"))
+        for item in items
+        for scene in ("game_console", "blackboard", "webpage")
+    ]
+    run_jobs(plan(requests, 0), tmp_path, RunSettings(workers=1))
+    pages = sorted((tmp_path / "images").glob("*.png"))
+    assert len(pages) == len(requests)
+    for page in pages:
+        pixels = np.asarray(Image.open(page).convert("RGB"))
+        assert _read(pixels, 3) == _program_words(pixels, 3), page.name

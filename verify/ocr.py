@@ -95,7 +95,14 @@ def words(image: np.ndarray, lang: str, psm: int = 3) -> list[Word]:
     """Return tesseract's words of `image` in its reading order."""
     engine = _engine(lang)
     engine.SetPageSegMode(psm)
-    engine.SetImage(Image.fromarray(image))
+    pixels = np.ascontiguousarray(image)
+    if pixels.dtype != np.uint8:
+        pixels = np.asarray(Image.fromarray(image).convert("L" if image.ndim == 2 else "RGB"))
+    channels = 1 if pixels.ndim == 2 else pixels.shape[2]
+    height, width = pixels.shape[:2]
+    # Raw pixels, no resolution: as the program reads a PNG without one (it estimates it from
+    # the text). A PIL image would carry 96 dpi in, and the page would be read otherwise.
+    engine.SetImageBytes(pixels.tobytes(), width, height, channels, channels * width)
     try:
         tsv = engine.GetTSVText(0)
     finally:
