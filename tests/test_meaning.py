@@ -25,8 +25,17 @@ from itemshot.renderer.records import Layout
 from itemshot.verify.expected import Field
 from itemshot.verify.formula_record import formula_reasons
 from itemshot.verify.images import load_rgb
-from itemshot.verify.meaning import align, findings, split_words, token_shown, word_reasons
-from itemshot.verify.regions import SETTLERS, verify_image
+from itemshot.verify.meaning import (
+    WORD_CODES,
+    align,
+    findings,
+    split_words,
+    token_shown,
+    word_reasons,
+)
+from itemshot.verify.regions import SETTLERS, _words_left, verify_image
+from itemshot.verify.scoring import score_option
+from itemshot.verify.thresholds import DEFAULT_THRESHOLDS
 from itemshot.verify.verdicts import Reason, ReasonCode, Verdict
 from itemshot.verify.whole_image import audit_image
 from tests.conftest import SAMPLE_DATA
@@ -113,6 +122,22 @@ def test_a_reason_names_its_words_as_tokens_a_settler_can_drop() -> None:
     assert token_shown(text, "most@2", ["Which is leasl", "Which is most consistent"])
     # Japanese is not accounted by the English word list.
     assert word_reasons("question", "最も多い", "最も少ない", "jpn") == []
+
+
+def test_an_options_label_is_no_word_that_shows_a_dropped_one() -> None:
+    # Option B with its second "not" dropped, as the two engines read it: each reading
+    # lacks one "not"; tesseract's label "B" must not shift its words onto the source's.
+    option = Field("option:B", "not B ^ not A + A ^ not B", (), (), "B")
+    readings = ["(B) not BAA+AAnotB", "(B) not B ^ A + A ^ not B"]
+    results = [
+        score_option(option, reading, DEFAULT_THRESHOLDS, "", "ABCD") for reading in readings
+    ]
+    assert {t for r in results for x in r.reasons if x.code in WORD_CODES for t in x.tokens} == {
+        "not@2",
+        "not@5",
+    }
+    (left,) = _words_left(option, results, readings)
+    assert (left.code, left.tokens) == (ReasonCode.WORD_DROPPED, ("not@2",))
 
 
 def test_a_formula_typeset_from_other_tex_fails() -> None:

@@ -36,6 +36,7 @@ from itemshot.verify.figures import (
 from itemshot.verify.formula_record import formula_reasons
 from itemshot.verify.glyphs import read_numbers_as_drawn
 from itemshot.verify.ink_settle import settle_by_ink
+from itemshot.verify.labels import split_label
 from itemshot.verify.layout_checks import (
     final_drawn_px,
     final_font_px,
@@ -195,11 +196,21 @@ def _words_left(
                     text = parts[index] if len(parts) == len(reason.tokens) else reason.detail
                     said.setdefault(reason.code, {}).setdefault(token, text)
     left = []
+    texts = _as_scored(field, readings)
     for code, tokens in said.items():
-        kept = {t: d for t, d in tokens.items() if not token_shown(field.text, t, readings)}
+        kept = {t: d for t, d in tokens.items() if not token_shown(field.text, t, texts)}
         if kept:
             left.append(Reason(code, field.name, "; ".join(kept.values()), tuple(kept)))
     return tuple(left)
+
+
+def _as_scored(field: Field, readings: list[str]) -> list[str]:
+    """Return the readings as the field's scorer compares them: an option's after its label.
+
+    Left on, the label is one more word to align ("(B) not BAA" aligns its "B"
+    with the source's first word), and a reading shows a word it has not.
+    """
+    return [split_label(r)[1] for r in readings] if field.letter else readings
 
 
 def _tokens_in_place(field: Field, result: FieldResult, readings: list[str]) -> FieldResult:
@@ -211,13 +222,14 @@ def _tokens_in_place(field: Field, result: FieldResult, readings: list[str]) -> 
     numbers are another check.
     """
     kept: list[Reason] = []
+    texts = _as_scored(field, readings)
     for reason in result.reasons:
         prefix, tokens = _tokens(reason)
         if reason.code not in TOKEN_CODES or prefix:
             kept.append(reason)
             continue
         shown = token_shown if reason.code in WORD_CODES else shown_in_place
-        left = [t for t in tokens if not shown(field.text, t, readings)]
+        left = [t for t in tokens if not shown(field.text, t, texts)]
         if left:
             kept.append(_keep_tokens(reason, left))
     return replace(result, reasons=tuple(kept))
