@@ -11,8 +11,10 @@ from itemshot.renderer.items import Item
 from itemshot.verify.labels import label_shape
 from itemshot.verify.ocr import Word
 from itemshot.verify.scoring import FORMULA_PREFIX
+from itemshot.verify.thresholds import DEFAULT_THRESHOLDS
 from itemshot.verify.verdicts import Reason
 from itemshot.verify.whole_image import (
+    _audit_words,
     locate_fields,
     option_labels,
     option_readings,
@@ -61,6 +63,24 @@ def test_a_wrapped_line_read_after_the_next_column_joins_its_own_option() -> Non
 def test_label_shapes() -> None:
     assert [label_shape(w) for w in ("(&)", "(9)", "()", "(G)x")] == ["", "", "", "x"]
     assert [label_shape(w) for w in ("Figure", "(", "(abc)")] == [None, None, None]
+    # An opening bracket read as a "C" ("(R)" as "CR)"); a word or a lone "C)" is no label.
+    assert [label_shape(w) for w in ("CR)", "C@)x", "Cell", "C)", "CO")] == [
+        "",
+        "x",
+        None,
+        None,
+        None,
+    ]
+
+
+def test_a_label_read_as_another_options_letter_is_bound_by_its_place_and_fails_as_read() -> None:
+    found = _grid(label_d="(C)")  # a serif "(D)" read as a second "(C)"
+    labels = option_labels(found, LETTERS)
+    assert found[labels.assigned["D"].index].left == 400
+    item = Item("grid", "Which city?", ("the old Oslo", "Lima", "new York", "Rome"), 0)
+    verdict = _audit_words(found, labels, item, "eng", DEFAULT_THRESHOLDS, "")
+    # Bound, the option is located for a reading in place; as read, it is labelled C.
+    assert [(r.code, r.region) for r in verdict.reasons] == [("letter_mismatch", "option:D")]
 
 
 def test_a_label_opening_its_line_beats_a_bracketed_one_in_the_stem() -> None:

@@ -60,8 +60,11 @@ def word_label(word: str) -> tuple[str, str] | None:
     return letter, rest
 
 
-# A bracketed glyph or two: a label whatever it was read as ("(&)" for G, "(9)" for J, "()").
-_LABEL_SHAPE = re.compile(r"^[\(\[{]([^\s()\[\]{}]{0,2})[\)\]}](.*)$")
+# A bracketed glyph or two: a label whatever it was read as ("(&)" for G, "(9)" for J, "()"),
+# its opening bracket read as a "C" too ("CR)", "C@)": a bracket's curve is a C's).
+_LABEL_SHAPE = re.compile(
+    r"^(?:[\(\[{]|C(?=[^\s()\[\]{}]{1,2}[\)\]}]))([^\s()\[\]{}]{0,2})[\)\]}](.*)$"
+)
 
 
 def label_shape(word: str) -> str | None:

@@ -235,10 +235,17 @@ def option_labels(found: list[Word], letters: list[str]) -> OptionLabels:
     anchors = _anchors(found)
     assigned = assign_anchors(anchors, letters)
     used = {a.index for a in assigned.values()}
-    # Spare labels: read as no option letter at all (a letter read as another option's is not).
-    # The letter after the last option's is kept out: read there, it is an extra option.
+    # Spare labels: read as no option letter at all, or opening a line as a letter another
+    # label already has (a serif "(I)" read "(D)"): bound by place, the second is scored as
+    # read, so its option fails unless a reading in place shows its own letter. The letter
+    # after the last option's is kept out: read there, it is an extra option.
     after = LETTERS[len(letters)] if len(letters) < len(LETTERS) else ""
-    spare = [a for a in anchors if a.index not in used and a.letter not in (*letters, after)]
+    spare = [
+        a
+        for a in anchors
+        if a.index not in used
+        and (a.letter not in (*letters, after) or (a.letter in assigned and a.opens))
+    ]
     assigned = bind_by_position(assigned, spare + _label_shapes(found, anchors), letters)
     stops = {a.index for a in anchors if a.letter in letters}
     stops |= {a.index for a in assigned.values()}
@@ -812,8 +819,13 @@ def _audit_words(
             continue
         readings = option_readings(found, anchor.index, labels.stops, labels.right(anchor))
         text = max(readings, key=lambda reading: ocr_accuracy(field.text, reading))
-        # The region audit's scorer, given the label it was anchored by: one rule for both.
-        result = score_option(field, f"({field.letter}) {text}", _whole(thresholds))
+        # The region audit's scorer, given the label it was anchored by: one rule for both. A
+        # label bound by its place or read as a look-alike is the option's own; one read as
+        # another option's letter is that letter.
+        read = anchor.letter
+        if read not in letters or read in LABEL_RIVALS.get(field.letter, ""):
+            read = field.letter
+        result = score_option(field, f"({read}) {text}", _whole(thresholds))
         reasons.extend(result.reasons)
         scores.append(replace(result.region, observed=text))
         reasons.extend(formula_number_reasons(field, readings[-1]))
