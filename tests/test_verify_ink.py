@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from typing import Any
 
 import numpy as np
 import pytest
@@ -334,3 +335,39 @@ def test_a_changed_word_is_not_settled_by_like_ink_at_another_place(
     crop = _lines(drawn[:40], drawn[40:])
     kept = settle_by_ink(field, [crop], RECORDED_PX, FAMILY, "", _result((reason,)))
     assert (kept.reasons == ()) is settled, kept.region.measures
+
+
+def _bold_in_chromium(browser: Any, text: str, px: float) -> np.ndarray:
+    """Return `text` set bold in the handwriting face by Chromium (which has no bold file of it)."""
+    page = browser.new_page(viewport={"width": 480, "height": 60})
+    page.set_content(
+        f"<body style='margin:8px;background:#fff'><b style=\"font: {px}px "
+        f"'{FAMILY}';color:#141414\">{text}</b></body>"
+    )
+    shot = page.screenshot()
+    page.close()
+    return np.asarray(Image.open(io.BytesIO(shot)).convert("L"))
+
+
+def test_a_bold_the_browser_draws_for_a_face_without_one_is_drawn_as_it_draws_it(
+    browser: Any,
+) -> None:
+    regular, emboldened = ink.faces(FAMILY)  # one file: its synthetic bold is the other face
+    assert (regular.emboldened, emboldened.emboldened) == (False, True)
+    px = 18.0
+    text = "the saturation lines. Figure 1"
+    blur = max(0.6, px / 24)
+    shown = _bold_in_chromium(browser, text, px)
+    page = ink._page(shown, blur, round(px))
+    fits = [
+        ink._locate([page], [ink._ink_level(page)], text, face, ink._sizes(px), blur)
+        for face in (regular, emboldened)
+    ]
+    assert fits[0] is not None and fits[1] is not None
+    assert fits[1].score > fits[0].score + 0.02, [f.score for f in fits]
+    # Weighed in it, the figure number is shown, and another one is not.
+    found = ink.weigh([shown], px, FAMILY, "1", [("Figure ", "")], ink.digit_rivals("1"))
+    assert found is not None and found.shown, found.describe()
+    changed = _bold_in_chromium(browser, text.replace("1", "7"), px)
+    found = ink.weigh([changed], px, FAMILY, "1", [("Figure ", "")], ink.digit_rivals("1"))
+    assert found is not None and not found.shown, found.describe()

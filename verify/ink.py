@@ -37,6 +37,7 @@ CONTEXT_TOLERANCE = 0.02  # a longer context matching this much worse is still t
 FIT_TOLERANCE = 0.05  # a size at which both drawings match the ink this much worse says nothing
 DIFFERENT_INK = 64.0  # drawings differing by more than this in a column differ there
 EDGE = 2  # px of blank drawn around a drawing's text, its origin's offset
+SUPERSAMPLE = 4  # an emboldened drawing's scale while drawn: its stroke is a fraction of a px
 WINDOW_PAD = 0.1  # em around the pixels where two drawings differ, compared with the ink
 DIGITS = "0123456789"
 # A unit's quantity prefixes and the symbols one quantity is most often swapped for.
@@ -84,25 +85,69 @@ class Evidence:
         )
 
 
+@dataclass(frozen=True)
+class Face:
+    """A face file as it is drawn: as designed, or emboldened as a browser draws a bold it lacks."""
+
+    path: str
+    emboldened: bool = False
+
+
+def faces(family: str) -> tuple[Face, ...]:
+    """Return the ways `family` may draw a page's text: its files, and a synthetic bold.
+
+    The weight is not on record (a figure reference or a label is bold). A
+    family with no bold file is drawn bold by the browser thickening its
+    strokes, which no file has: that drawing is one more face to try.
+    """
+    files = face_files(family)
+    synthetic = (Face(files[0], emboldened=True),) if len(files) == 1 else ()
+    return (*(Face(f) for f in files), *synthetic)
+
+
 @lru_cache(maxsize=256)
 def _font(path: str, size: int) -> ImageFont.FreeTypeFont:
     return ImageFont.truetype(path, size)
 
 
-def _drawing(text: str, path: str, size: int, blur: float) -> np.ndarray | None:
+def _embolden(size: int) -> float:
+    """Return the px a synthetic bold adds to each side of a stroke at `size` (Skia's rule).
+
+    The stroke grows by `size` × a ratio from 1/24 at 9 px to 1/32 at 36 px,
+    half of it on each side.
+    """
+    ratio = float(np.interp(size, (9, 36), (1 / 24, 1 / 32)))
+    return size * ratio / 2
+
+
+def _drawing(text: str, face: Face, size: int, blur: float) -> np.ndarray | None:
     """Return `text` drawn in the face at `size` px as blurred ink (high = ink).
 
     Every drawing shares one frame: its top is the face's ascender and its
     left the text's origin, so two texts drawn alike line up glyph for glyph
-    and a drawing compares with another over the same pixels.
+    and a drawing compares with another over the same pixels. An emboldened
+    face is drawn at `SUPERSAMPLE` times the size with a stroke and reduced:
+    its strokes grow by a fraction of a pixel.
     """
-    font = _font(path, size)
+    scale = SUPERSAMPLE if face.emboldened else 1
+    font = _font(face.path, size * scale)
     ascent, descent = font.getmetrics()
-    width = int(np.ceil(font.getlength(text))) + 2 * EDGE
+    width = int(np.ceil(font.getlength(text) / scale)) + 2 * EDGE
     if width <= 2 * EDGE:
         return None
-    image = Image.new("L", (width, ascent + descent + 2 * EDGE), 0)
-    ImageDraw.Draw(image).text((EDGE, EDGE), text, fill=255, font=font)
+    height = int(np.ceil((ascent + descent) / scale)) + 2 * EDGE
+    image = Image.new("L", (width * scale, height * scale), 0)
+    stroke = round(_embolden(size) * scale) if face.emboldened else 0
+    ImageDraw.Draw(image).text(
+        (EDGE * scale, EDGE * scale),
+        text,
+        fill=255,
+        font=font,
+        stroke_width=stroke,
+        stroke_fill=255,
+    )
+    if scale > 1:
+        image = image.resize((width, height), Image.Resampling.BOX)
     pixels = np.asarray(image, dtype=np.float32)
     if not (pixels > 40).any():
         return None
@@ -180,12 +225,12 @@ def _sizes(font_px: float) -> range:
     return range(max(6, round(font_px * SCALES[0])), max(6, round(font_px * SCALES[-1])) + 1)
 
 
-def _lift(path: str, size: int, other: int) -> int:
+def _lift(face: Face, size: int, other: int) -> int:
     """Return how far below a `size` drawing's top an `other`-size drawing's top sits.
 
     Drawings of one face at two sizes line up on their baseline.
     """
-    return _font(path, size).getmetrics()[0] - _font(path, other).getmetrics()[0]
+    return _font(face.path, size).getmetrics()[0] - _font(face.path, other).getmetrics()[0]
 
 
 @dataclass(frozen=True)
@@ -193,7 +238,7 @@ class _Spot:
     """Where the source's drawing matches the ink best: crop, scale and top-left corner."""
 
     score: float
-    path: str  # the face file drawn
+    face: Face  # the face drawn
     page: int
     size: int
     y: int
@@ -204,7 +249,7 @@ def _locate(
     pages: Sequence[np.ndarray],
     levels: Sequence[float],
     text: str,
-    path: str,
+    face: Face,
     sizes: Iterable[int],
     blur: float,
 ) -> _Spot | None:
@@ -214,7 +259,7 @@ def _locate(
     """
     best: _Spot | None = None
     for size in sizes:
-        drawing = _drawing(text, path, size, blur)
+        drawing = _drawing(text, face, size, blur)
         if drawing is None:
             continue
         height, width = drawing.shape
@@ -229,7 +274,7 @@ def _locate(
             scores = np.where(inked, scores, -1.0)
             y, x = np.unravel_index(int(scores.argmax()), scores.shape)
             if best is None or scores[y, x] > best.score:
-                best = _Spot(float(scores[y, x]), path, index, size, int(y), int(x))
+                best = _Spot(float(scores[y, x]), face, index, size, int(y), int(x))
     return best
 
 
@@ -238,8 +283,8 @@ def face_fit(
 ) -> tuple[float, int]:
     """Return how well `text` drawn in `family` matches the crops' ink at its best size, and the size.
 
-    The face's regular and bold files are both tried (the weight is not on
-    record); (-1.0, 0) when the family is not installed or nothing matches.
+    Each of the family's `faces` is tried (the weight is not on record);
+    (-1.0, 0) when the family is not installed or nothing matches.
     """
     if not sizes or not crops:
         return -1.0, 0
@@ -247,8 +292,8 @@ def face_fit(
     pages = [_page(crop, blur, max(sizes)) for crop in crops]
     levels = [_ink_level(page) for page in pages]
     best = (-1.0, 0)
-    for path in face_files(family):
-        spot = _locate(pages, levels, text, path, sizes, blur)
+    for face in faces(family):
+        spot = _locate(pages, levels, text, face, sizes, blur)
         if spot is not None and spot.score > best[0]:
             best = (spot.score, spot.size)
     return best
@@ -269,9 +314,9 @@ def _at(page: np.ndarray, y: int, x: int, height: int, width: int) -> np.ndarray
     return window
 
 
-def _span(path: str, size: int, text: str, start: int, end: int) -> tuple[int, int]:
+def _span(face: Face, size: int, text: str, start: int, end: int) -> tuple[int, int]:
     """Return the columns of a drawing of `text` that its characters start..end take."""
-    font = _font(path, size)
+    font = _font(face.path, size)  # emboldening leaves the advances as they are
     return EDGE + int(font.getlength(text[:start])), EDGE + int(np.ceil(font.getlength(text[:end])))
 
 
@@ -291,7 +336,7 @@ def _changed(text: str, other: str) -> tuple[int, int, int]:
 
 def _compare(
     page: np.ndarray,
-    path: str,
+    face: Face,
     drawn: tuple[str, np.ndarray, _Spot],
     rival: tuple[str, np.ndarray, _Spot],
     shift: int,
@@ -309,8 +354,8 @@ def _compare(
     """
     (text, own, at), (other, theirs, there) = drawn, rival
     start, end, other_end = _changed(text, other)
-    own_span = _span(path, at.size, text, start, end)
-    rival_span = _span(path, at.size, other, start, other_end)
+    own_span = _span(face, at.size, text, start, end)
+    rival_span = _span(face, at.size, other, start, other_end)
     pad = max(2, round(WINDOW_PAD * at.size))
     left = min(at.x + own_span[0], there.x + rival_span[0]) - pad
     right = max(at.x + own_span[1], there.x + rival_span[1]) + pad
@@ -360,18 +405,18 @@ def weigh(
     was located over other ink ("less than" over a handwritten "loss then"),
     and is not shown.
     """
-    paths = face_files(family) if family else ()
-    if not paths or not crops:
+    tried = faces(family) if family else ()
+    if not tried or not crops:
         return None
     blur = max(0.6, font_px / 24)
     pages = [_page(crop, blur, round(font_px)) for crop in crops]
     levels = [_ink_level(page) for page in pages]
     located = []
-    # The weight is not on record (a label is bold, a "bold" style all of it): both faces
-    # are tried, and the rivals are drawn in the one the ink matches.
-    for path in paths:
+    # The weight is not on record (a label is bold, a "bold" style all of it): every face
+    # is tried, and the rivals are drawn in the one the ink matches.
+    for face in tried:
         for before, after in contexts or [("", "")]:
-            spot = _locate(pages, levels, before + token + after, path, _sizes(font_px), blur)
+            spot = _locate(pages, levels, before + token + after, face, _sizes(font_px), blur)
             if spot is not None:
                 located.append((spot.score, before, after, spot))
     if not located:
@@ -384,14 +429,14 @@ def weigh(
         (found for found in located if found[0] >= top - CONTEXT_TOLERANCE),
         key=lambda found: (len(found[1]) + len(found[2]), found[0]),
     )
-    page, path = pages[spot.page], spot.path
+    page, face = pages[spot.page], spot.face
     shift = max(1, round(0.08 * font_px))
     drawn = before + token + after
     elsewhere = _read_elsewhere(pages, levels, spot, (before, after), read_here, font_px, blur)
     if elsewhere is not None:
         other, there = elsewhere
         return Evidence(token, drawn, spot.score, other, there.score, spot.score - there.score)
-    own = _drawing(drawn, path, spot.size, blur)
+    own = _drawing(drawn, face, spot.size, blur)
     assert own is not None  # it was located
     # A rival is another value: one that differs only in spaces and punctuation ("Figure.1")
     # reads as the token itself, and a speck's worth of ink would decide between them.
@@ -401,9 +446,9 @@ def weigh(
     # differ only where their glyphs do, not over a whole line drawn a size apart.
     sized = {}
     for size in _sizes(font_px):
-        drawing = own if size == spot.size else _drawing(drawn, path, size, blur)
+        drawing = own if size == spot.size else _drawing(drawn, face, size, blur)
         if drawing is not None:
-            lift = _lift(path, spot.size, size)
+            lift = _lift(face, spot.size, size)
             sized[size] = (drawing, _near(page, spot, own, drawing, lift, shift))
     rival, rival_score, margin = "", -1.0, 1.0
     for other in others:  # every one: a rival left out could be what the image shows
@@ -412,13 +457,13 @@ def weigh(
         mine, value = -1.0, -1.0
         text = before + other + after
         for size, (drawing_own, at) in sized.items():
-            drawing = _drawing(text, path, size, blur)
+            drawing = _drawing(text, face, size, blur)
             if drawing is None:
                 continue
             there = _near(page, at, drawing_own, drawing, 0, shift)
             if max(at.score, there.score) < spot.score - FIT_TOLERANCE:
                 continue  # neither drawing is the ink's size: their glyphs land anywhere
-            pair = _compare(page, path, (drawn, drawing_own, at), (text, drawing, there), shift)
+            pair = _compare(page, face, (drawn, drawing_own, at), (text, drawing, there), shift)
             if pair is not None:  # drawn alike at this size: no evidence either way
                 mine, value = max(mine, pair[0]), max(value, pair[1])
         if value == -1.0:  # drawn alike at every size: a tie, whatever the ink
@@ -446,7 +491,7 @@ def _read_elsewhere(
     for read in dict.fromkeys(read_here):
         if not read:
             continue
-        there = _locate(pages, levels, before + read + after, spot.path, _sizes(font_px), blur)
+        there = _locate(pages, levels, before + read + after, spot.face, _sizes(font_px), blur)
         if there is not None and there.score > spot.score and not _overlap(spot, there):
             return read, there
     return None
