@@ -66,7 +66,15 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import numpy as np  # noqa: E402
 from PIL import Image  # noqa: E402
 from verify_agreement import readable  # noqa: E402
-from verify_split import MIX, SEED, fresh_ids, held_out_ids, last_ids, tuning_ids  # noqa: E402
+from verify_split import (  # noqa: E402
+    MIX,
+    SEED,
+    final_ids,
+    fresh_ids,
+    held_out_ids,
+    last_ids,
+    tuning_ids,
+)
 
 from itemshot.degradations import replay  # noqa: E402
 from itemshot.degradations.presets import PRESETS  # noqa: E402
@@ -116,6 +124,7 @@ def _items(which: str, limit: int | None) -> tuple[list[Item], list[str]]:
         "held-out": held_out_ids,
         "fresh": fresh_ids,
         "last": last_ids,
+        "final": final_ids,
     }[which]()
     dataset = load_dataset(MIX, missing_images="placeholder")
     loaded = {item.id: item for item in dataset.items}
@@ -609,7 +618,9 @@ def _group(
 def main() -> None:
     """Render (or reuse) the suite, verify it in both modes, read rejections, print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", choices=("tuning", "held-out", "fresh", "last"), required=True)
+    parser.add_argument(
+        "--set", choices=("tuning", "held-out", "fresh", "last", "final"), required=True
+    )
     parser.add_argument("--out", type=Path, default=None, help="render folder (kept for re-runs)")
     parser.add_argument("--limit", type=int, default=None, help="the set's first N items only")
     parser.add_argument("--capture-items", type=int, default=100, help="items captured")

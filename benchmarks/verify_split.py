@@ -11,8 +11,10 @@ is looked at can steer the next change. So a second held-out set, `fresh`
 (the `FRESH` ids after the tuning set), was declared before the next round of
 changes. Its false alarms and misses were then looked at too (one fix came
 from them), so a third, `last` (the `LAST` ids after `fresh`), was declared
-before the round after that: the figures to report are `last`'s. The rest of
-the items are unused here.
+before the round after that. `last`'s misses and false alarms were looked at
+in turn (a fix came from its negation miss), so a fourth, `final` (every id
+after `last`), was declared once that round's changes were made, before any
+of its images was rendered: the figures to report are `final`'s.
 
     .venv/bin/python benchmarks/verify_split.py          # prints every set's size and first ids
 """
@@ -68,12 +70,18 @@ def last_ids() -> list[str]:
     return _shuffled_ids()[start : start + LAST]
 
 
+def final_ids() -> list[str]:
+    """Return the fourth held-out set's ids (the rest), declared after the third was looked at."""
+    return _shuffled_ids()[HELD_OUT + TUNING + FRESH + LAST :]
+
+
 if __name__ == "__main__":
     sets = {
         "held-out": held_out_ids(),
         "tuning": tuning_ids(),
         "fresh": fresh_ids(),
         "last": last_ids(),
+        "final": final_ids(),
     }
     every = [item_id for ids in sets.values() for item_id in ids]
     assert len(every) == len(set(every)), "the declared sets overlap"
