@@ -337,6 +337,65 @@ def test_a_changed_word_is_not_settled_by_like_ink_at_another_place(
     assert (kept.reasons == ()) is settled, kept.region.measures
 
 
+@pytest.mark.parametrize(
+    ("lines", "source", "word", "read", "settled"),
+    [
+        # The page says "can": "Both can" fits its ink far better than "Both cannot", which
+        # is still located there (its extra letters over the next word's ink).
+        (("Both can be zero even after", "a very large value"), "cannot", "cannot", "can", False),
+        # The page says "cannot" and an engine read "can": the source's drawing holds.
+        (("Both cannot be zero even after", "a very large value"), "", "cannot", "can", True),
+        # The page says "does", a word the source also has elsewhere ("where does"): that
+        # place is no evidence, but "browser does" is drawn nowhere in the source.
+        (
+            ("his browser does know the address.", "Then where does the root go?"),
+            "doesn't",
+            "doesn't",
+            "does",
+            False,
+        ),
+        (
+            ("his browser doesn't know the address.", "Then where does the root go?"),
+            "",
+            "doesn't",
+            "does",
+            True,
+        ),
+    ],
+)
+def test_a_shortened_word_is_not_settled_by_the_longer_drawing_located_over_it(
+    lines: tuple[str, ...], source: str, word: str, read: str, settled: bool
+) -> None:
+    text = " ".join(lines)
+    if source:
+        text = text.replace(f" {read} ", f" {source} ", 1)
+    index = text.split().index(word)
+    field = Field("question", text, (), ())
+    reason = Reason(
+        ReasonCode.WORD_CHANGED,
+        "question",
+        f"{word!r} read as {read!r}",
+        tokens=(f"{word}@{index}",),
+    )
+    kept = settle_by_ink(field, [_lines(*lines)], RECORDED_PX, FAMILY, "", _result((reason,)))
+    assert (kept.reasons == ()) is settled, kept.region.measures
+
+
+@pytest.mark.parametrize(("second", "settled"), [("do", False), ("don't", True)])
+def test_a_word_the_source_shows_twice_is_not_settled_by_the_ink_of_its_first_place(
+    second: str, settled: bool
+) -> None:
+    # "I don't know and don't want": the page may show "and do want". The first "don't"
+    # is drawn well; its ink must not also stand for the second, located over it.
+    field = Field("option:C", "I don't know and don't want to guess", (), ())
+    reason = Reason(
+        ReasonCode.WORD_CHANGED, "option:C", "\"don't\" read as 'do'", tokens=("don't@4",)
+    )
+    crop = _lines(f"I don't know and {second}", "want to guess")
+    kept = settle_by_ink(field, [crop], RECORDED_PX, FAMILY, "", _result((reason,)))
+    assert (kept.reasons == ()) is settled, kept.region.measures
+
+
 def _bold_in_chromium(browser: Any, text: str, px: float) -> np.ndarray:
     """Return `text` set bold in the handwriting face by Chromium (which has no bold file of it)."""
     page = browser.new_page(viewport={"width": 480, "height": 60})

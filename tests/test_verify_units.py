@@ -153,6 +153,15 @@ def test_expected_text_replaces_figure_tags_and_drops_math() -> None:
     assert stem(Item("j", "<image 1>を見よ", ("a", "b"), 0, language="ja")).text == "図1を見よ"
 
 
+def test_a_stem_of_figures_only_reads_as_the_references_the_page_shows() -> None:
+    # The page draws a stem's references as text whatever else it holds (an option of
+    # figures only draws the figures instead): MMMU-Pro's "<image 1><image 2>" stems.
+    item = Item("q", "<image 1><image 2>", ("box 1", "<image 3>"), 0)
+    assert stem(item).text == "Figure 1Figure 2"
+    assert stem(item, drop_figure_refs=True).text == ""
+    assert [o.text for o in options(item)] == ["box 1", ""]
+
+
 def test_wcag_contrast_from_css_and_from_pixels() -> None:
     assert css_contrast("rgb(0, 0, 0)", "rgb(255, 255, 255)") == pytest.approx(21.0)
     assert css_contrast("rgb(0, 0, 0)", "linear-gradient(red, blue)") is None

@@ -34,9 +34,11 @@ class Field:
     letter: str = ""
 
 
-def _flatten(source: str, figure_word: str, *, drop_figure_refs: bool) -> Field:
+def _flatten(source: str, figure_word: str, *, drop_figure_refs: bool, option: bool) -> Field:
     segments = parse_inline(source)
-    only_figures = is_only_figures(segments)
+    # An option of figures only shows them, not their references (the page draws the
+    # figures in the option's place); a stem shows its references whatever else it holds.
+    only_figures = option and is_only_figures(segments)
     parts: list[str] = []
     math: list[str] = []
     figures: list[int] = []
@@ -55,7 +57,9 @@ def _flatten(source: str, figure_word: str, *, drop_figure_refs: bool) -> Field:
 
 def stem(item: Item, *, drop_figure_refs: bool = False) -> Field:
     """Return the stem as it should read; `<image N>` becomes the item language's "Figure N"."""
-    field = _flatten(item.question, figure_word(item.language), drop_figure_refs=drop_figure_refs)
+    field = _flatten(
+        item.question, figure_word(item.language), drop_figure_refs=drop_figure_refs, option=False
+    )
     return Field("question", field.text, field.math, field.figures)
 
 
@@ -65,7 +69,7 @@ def options(item: Item, *, drop_figure_refs: bool = False) -> list[Field]:
     found: list[Field] = []
     for index, option in enumerate(item.options):
         letter = LETTERS[index]
-        field = _flatten(option, word, drop_figure_refs=drop_figure_refs)
+        field = _flatten(option, word, drop_figure_refs=drop_figure_refs, option=True)
         found.append(Field(f"option:{letter}", field.text, field.math, field.figures, letter))
     return found
 

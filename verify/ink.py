@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import cv2
@@ -33,6 +33,10 @@ from itemshot.verify.text import normalise
 SCALES = (0.9, 1.1)  # sizes tried, 1 px apart, around the recorded one: a capture resamples
 MIN_MATCH = 0.8  # correlation with the ink under which the token is not shown, whatever its rivals
 MARGIN = 0.05  # how much better than every rival the source's drawing must match the ink
+# How much better a reading drawn in one of the token's contexts must fit the ink than the
+# source drawn in the same context, to say the place shows the reading ("Both can" 0.98 over
+# "Both cannot" 0.85 where the image says "can").
+READ_HERE_LEAD = 0.08
 CONTEXT_TOLERANCE = 0.02  # a longer context matching this much worse is still the one drawn
 FIT_TOLERANCE = 0.05  # a size at which both drawings match the ink this much worse says nothing
 DIFFERENT_INK = 64.0  # drawings differing by more than this in a column differ there
@@ -60,6 +64,18 @@ class Evidence:
     rival: str  # the rival closest to (or past) the source's match
     rival_score: float  # that rival's match where the two drawings differ
     margin: float  # the source's lead over that rival there (the least lead of all rivals)
+    # Where the token itself was found: (crop, row, column, size). Two places of one token
+    # found at the same spot are one drawing, not two (`same_place`).
+    at: tuple[int, int, int, int] | None = field(default=None, compare=False)
+
+    def same_place(self, other: Evidence) -> bool:
+        """Return whether two evidences found their token's drawing at the same spot of the ink."""
+        if self.at is None or other.at is None:
+            return False
+        page, y, x, size = self.at
+        other_page, other_y, other_x, other_size = other.at
+        em = max(size, other_size)
+        return page == other_page and abs(y - other_y) < em and abs(x - other_x) < em
 
     @property
     def shown(self) -> bool:
@@ -388,6 +404,7 @@ def weigh(
     contexts: Sequence[tuple[str, str]],
     rivals: Iterable[str],
     read_here: Sequence[str] = (),
+    text: str = "",
 ) -> Evidence | None:
     """Return how the ink of normalised `crops` supports `token` against its `rivals`.
 
@@ -403,7 +420,14 @@ def weigh(
     in the same context is located too, and one that fits the ink better than
     the source's drawing somewhere else says where the place is. The source
     was located over other ink ("less than" over a handwritten "loss then"),
-    and is not shown.
+    and is not shown. So is a token whose reading, drawn in any of the
+    token's contexts, fits the ink by `READ_HERE_LEAD` better than the source
+    drawn in that context: "Both can be" fits an image that says so far
+    better than "Both cannot be", which a shorter context ("Both cannot",
+    its extra letters over the next word) fits well enough to be located.
+    `text` is the field's source: a reading drawn in a context the source
+    itself shows somewhere ("does know" where it also says "does know") is
+    no evidence about this place.
     """
     tried = faces(family) if family else ()
     if not tried or not crops:
@@ -432,10 +456,22 @@ def weigh(
     page, face = pages[spot.page], spot.face
     shift = max(1, round(0.08 * font_px))
     drawn = before + token + after
-    elsewhere = _read_elsewhere(pages, levels, spot, (before, after), read_here, font_px, blur)
+    where = _token_at(spot, before, token)
+    foreign = [r for r in dict.fromkeys(read_here) if r and _value(r) != _value(token)]
+    elsewhere = _read_elsewhere(
+        pages, levels, spot, (before, after), _unshown(foreign, before, after, text), font_px, blur
+    )
     if elsewhere is not None:
         other, there = elsewhere
-        return Evidence(token, drawn, spot.score, other, there.score, spot.score - there.score)
+        return Evidence(
+            token, drawn, spot.score, other, there.score, spot.score - there.score, where
+        )
+    instead = _read_instead(pages, levels, located, face, token, foreign, text, font_px, blur)
+    if instead is not None:
+        source_drawn, source_score, other, there = instead
+        return Evidence(
+            token, source_drawn, source_score, other, there.score, source_score - there.score, where
+        )
     own = _drawing(drawn, face, spot.size, blur)
     assert own is not None  # it was located
     # A rival is another value: one that differs only in spaces and punctuation ("Figure.1")
@@ -470,7 +506,61 @@ def weigh(
             mine, value = 1.0, 1.0
         if mine - value < margin:
             rival, rival_score, margin = other, value, mine - value
-    return Evidence(token, drawn, spot.score, rival, rival_score, margin)
+    return Evidence(token, drawn, spot.score, rival, rival_score, margin, where)
+
+
+def _token_at(spot: _Spot, before: str, token: str) -> tuple[int, int, int, int]:
+    """Return (crop, row, column, size) of where the token's own glyphs begin in a located drawing."""
+    start, _end = _span(spot.face, spot.size, before + token, len(before), len(before) + len(token))
+    return spot.page, spot.y, spot.x + start, spot.size
+
+
+def _unshown(reads: Sequence[str], before: str, after: str, text: str) -> list[str]:
+    """Return the reads whose drawing in this context the source text shows nowhere.
+
+    Shown means as whole words: "Both can" is not shown by "Both cannot".
+    """
+    return [
+        r
+        for r in reads
+        if not text
+        or not re.search(rf"(?<!\w){re.escape(before + r + after)}(?!\w)", text, re.IGNORECASE)
+    ]
+
+
+def _read_instead(
+    pages: Sequence[np.ndarray],
+    levels: Sequence[float],
+    located: Sequence[tuple[float, str, str, _Spot]],
+    face: Face,
+    token: str,
+    reads: Sequence[str],
+    text: str,
+    font_px: float,
+    blur: float,
+) -> tuple[str, float, str, _Spot] | None:
+    """Return a reading that, in one of the token's contexts, fits far better than the source there.
+
+    Each `located` entry is the source drawn in one context and face, with
+    its fit. Only `face`, the one the ink matches, is asked, and the reading
+    must also fit better than the source's best drawing in any context: in
+    a context the ink does not hold, both drawings fit poorly and either may
+    lead (a scan's thickened "has no effect" fits bold Noto at 0.70, "has
+    Rio effect" at 0.82, while "has no" fits at 0.90). Returns (source
+    drawing, its fit, the reading's drawing, where that was located) for
+    the first context where the reading leads by `READ_HERE_LEAD`; None
+    when the source holds its own in every context.
+    """
+    best = max(found[0] for found in located)
+    for score, before, after, spot in located:
+        if spot.face != face:
+            continue
+        for read in _unshown(reads, before, after, text):
+            drawn = before + read + after
+            there = _locate(pages, levels, drawn, spot.face, _sizes(font_px), blur)
+            if there is not None and there.score >= max(score + READ_HERE_LEAD, best):
+                return before + token + after, score, drawn, there
+    return None
 
 
 def _read_elsewhere(

@@ -20,7 +20,7 @@ import numpy as np
 from itemshot.renderer.items import LETTERS
 from itemshot.verify import ink
 from itemshot.verify.expected import Field
-from itemshot.verify.meaning import WORD_CODES, source_spelling, split_words, token_word
+from itemshot.verify.meaning import WORD_CODES, source_spelling, token_word
 from itemshot.verify.scoring import FORMULA_PREFIX, FieldResult
 from itemshot.verify.text import normalise
 from itemshot.verify.tokens import codes, is_short, leading_number, number_units, numbers
@@ -92,10 +92,17 @@ def settle_by_ink(
             places = [[*alone[0], *contexts] for contexts in places]
         every = True
         others = rivals + alike(token) + _siblings(token, siblings)
+        spots: list[ink.Evidence] = []
         for contexts in places:
-            found = ink.weigh(crops, font_px, family, token, contexts, others, read_here)
+            found = ink.weigh(
+                crops, font_px, family, token, contexts, others, read_here, text=text or source
+            )
             if found is not None:
                 weighed.append(found)
+                # Two places of the token found at one spot are one drawing: the ink of the
+                # first "don't" cannot also show the second, which the image may have changed.
+                every = every and not any(found.same_place(seen) for seen in spots)
+                spots.append(found)
             every = every and found is not None and found.shown
         return every and bool(places)
 
@@ -151,16 +158,15 @@ def _settle(
         # The source's word drawn against what the engines read in its place: the ink must
         # favour the source's drawing, or the image shows the other word.
         parts = reason.detail.split("; ")
-        source_words = {w.lower() for w in split_words(field.text)}
         missing = []
         for token, said in zip(reason.tokens, parts, strict=False):
             spelled = source_spelling(field.text, token_word(token)[1])
             read = said.rpartition(" read as ")[2].strip("'\"")
             rivals = list(dict.fromkeys([read, read.capitalize(), read.upper()]))
-            # What was read there, found drawn elsewhere, places the source's drawing over
-            # other ink; unless the source has that word too, and so drawn somewhere else.
-            here = [] if read.lower() in source_words else rivals
-            if spelled is None or not shown(spelled, rivals, read_here=here):
+            # What was read there, drawn in the token's context, fitting the ink better
+            # (elsewhere, or here by a lead) places the source's drawing over other ink;
+            # `ink.weigh` leaves out a drawing the source itself shows somewhere.
+            if spelled is None or not shown(spelled, rivals, read_here=rivals):
                 missing.append(token)
         if missing:
             kept = [p for t, p in zip(reason.tokens, parts, strict=False) if t in missing]
