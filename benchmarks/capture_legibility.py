@@ -64,7 +64,7 @@ import itemshot  # noqa: E402
 from itemshot.degradations import PRESETS, SEVERITIES, capture  # noqa: E402
 from itemshot.renderer.presentation import REFERENCE_LONG_SIDE  # noqa: E402
 from itemshot.renderer.records import Layout, Region  # noqa: E402
-from itemshot.verify.fonts import DEFAULT_X_HEIGHT, font_facts  # noqa: E402
+from itemshot.verify.checks.fonts import DEFAULT_X_HEIGHT, font_facts  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "data" / "mmmu-pro" / "tool" / "data.jsonl"

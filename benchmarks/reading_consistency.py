@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import itemshot
 from itemshot.factorial.analysis.transcripts import score_transcript
 from itemshot.factorial.design.sweep import read_manifest
-from itemshot.verify.labels import split_label
+from itemshot.verify.checks.labels import split_label
 
 DEFAULT_SCENES = "exam_sheet,whiteboard,blackboard,webpage"
 

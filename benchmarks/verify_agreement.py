@@ -59,12 +59,12 @@ from itemshot.renderer.jobs import Job, JobRequest, make_job, plan
 from itemshot.renderer.output import read_jsonl
 from itemshot.renderer.presentation import FONT_STYLES, SCENES, PresentationSpec
 from itemshot.renderer.records import Region
-from itemshot.verify import expected as source
+from itemshot.verify.checks import expected as source
+from itemshot.verify.checks.tokens import is_short, short_option_found
+from itemshot.verify.modes.regions import verify_image
+from itemshot.verify.modes.whole_image import _align, audit_image
 from itemshot.verify.pool import run_all
-from itemshot.verify.regions import verify_image
-from itemshot.verify.text import ocr_accuracy, word_recall
-from itemshot.verify.tokens import is_short, short_option_found
-from itemshot.verify.whole_image import _align, audit_image
+from itemshot.verify.reading.text import ocr_accuracy, word_recall
 from tests import defects
 
 ROOT = Path(__file__).resolve().parents[1]

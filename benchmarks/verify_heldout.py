@@ -86,7 +86,7 @@ from itemshot.renderer.output import read_jsonl  # noqa: E402
 from itemshot.renderer.presentation import PresentationSpec  # noqa: E402
 from itemshot.renderer.records import Layout, Region  # noqa: E402
 from itemshot.verify import audit_image, verify_image  # noqa: E402
-from itemshot.verify.images import load_rgb  # noqa: E402
+from itemshot.verify.page.images import load_rgb  # noqa: E402
 from itemshot.verify.pool import run_all  # noqa: E402
 from tests import defects  # noqa: E402
 from tests.item_edits import EDIT_KINDS  # noqa: E402

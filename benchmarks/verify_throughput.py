@@ -35,13 +35,13 @@ from itemshot.pipeline import RunSettings, run_jobs
 from itemshot.renderer.adapters import load_dataset
 from itemshot.renderer.jobs import JobRequest, plan
 from itemshot.renderer.presentation import PresentationSpec
-from itemshot.verify import expected as source
-from itemshot.verify.ocr import language_for
+from itemshot.verify.checks import expected as source
+from itemshot.verify.checks.tokens import missing_numbers
+from itemshot.verify.modes.regions import verify_image
+from itemshot.verify.modes.whole_image import _align
 from itemshot.verify.pool import run_all
-from itemshot.verify.regions import verify_image
-from itemshot.verify.text import ocr_accuracy
-from itemshot.verify.tokens import missing_numbers
-from itemshot.verify.whole_image import _align
+from itemshot.verify.reading.ocr import language_for
+from itemshot.verify.reading.text import ocr_accuracy
 from tests import defects
 
 FIXTURE = (

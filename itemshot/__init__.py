@@ -64,7 +64,7 @@ class _CallableStage(_ModuleType):
     `itemshot.verify` names both the stage package and the API call. Python
     binds a package to its parent's attribute when it is imported, so the
     name is the package; calling the package runs `itemshot.api.verify`, and
-    `itemshot.verify.regions`, `from itemshot.verify import …` keep working.
+    `itemshot.verify.modes.regions`, `from itemshot.verify import …` keep working.
     """
 
     def __call__(self, *args: object, **kwargs: object) -> object:

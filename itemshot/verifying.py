@@ -60,7 +60,7 @@ def verify_one(
     if not items or len(items) != 1:
         raise ValueError("verifying one image needs items=[the item it shows]")
     from itemshot.verify import DEFAULT_THRESHOLDS, audit_image, verify_image
-    from itemshot.verify.images import load_rgb
+    from itemshot.verify.page.images import load_rgb
 
     pixels = load_rgb(target) if isinstance(target, str | Path | bytes) else target
     limits = thresholds or DEFAULT_THRESHOLDS

@@ -31,7 +31,7 @@ from PIL import Image
 from itemshot.renderer.items import Item
 from itemshot.renderer.jobs import JobRequest
 from itemshot.renderer.records import Layout, Region, box_to_quad, quad_bounds
-from itemshot.verify.images import load_rgb
+from itemshot.verify.page.images import load_rgb
 from tests.item_edits import EDIT_KINDS, Edit, edit_item  # noqa: F401 (EDIT_KINDS: re-exported)
 
 KINDS = (

@@ -25,7 +25,7 @@ import pytest
 from itemshot.cli import main as itemshot
 from itemshot.degradations import PRESETS, SEVERITIES, capture
 from itemshot.renderer.records import Layout, Region
-from itemshot.verify.text import accuracy
+from itemshot.verify.reading.text import accuracy
 from tests.conftest import TOOL_DATA
 
 os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # one core per tesseract process

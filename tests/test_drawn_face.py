@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from itemshot.verify.drawn_face import Probe, candidate_families, identify_face, is_probe
-from itemshot.verify.fonts import font_file
+from itemshot.verify.checks.fonts import font_file
+from itemshot.verify.settlers.drawn_face import Probe, candidate_families, identify_face, is_probe
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS
 
 WORDS = ("Panning", "motion", "effect")

@@ -16,7 +16,7 @@ from PIL import Image, ImageDraw
 
 from itemshot.renderer.adapters.figures import decode_figure as load_figure
 from itemshot.renderer.output import read_jsonl
-from itemshot.verify.figures import decode_figure as audit_figure
+from itemshot.verify.checks.figures import decode_figure as audit_figure
 from tests.conftest import job_sidecar, run_cli
 
 FLAGS = ("--scene", "plain", "--font-size", "22", "--seed", "1", "--no-progress")

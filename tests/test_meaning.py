@@ -22,10 +22,9 @@ from itemshot.renderer.jobs import JobRequest, plan
 from itemshot.renderer.output import read_jsonl
 from itemshot.renderer.presentation import PresentationSpec
 from itemshot.renderer.records import Layout
-from itemshot.verify.expected import Field
-from itemshot.verify.formula_record import formula_reasons
-from itemshot.verify.images import load_rgb
-from itemshot.verify.meaning import (
+from itemshot.verify.checks.expected import Field
+from itemshot.verify.checks.formula_record import formula_reasons
+from itemshot.verify.checks.meaning import (
     WORD_CODES,
     align,
     findings,
@@ -33,11 +32,12 @@ from itemshot.verify.meaning import (
     token_shown,
     word_reasons,
 )
-from itemshot.verify.regions import SETTLERS, _words_left, verify_image
-from itemshot.verify.scoring import score_option
+from itemshot.verify.checks.scoring import score_option
+from itemshot.verify.modes.regions import SETTLERS, _words_left, verify_image
+from itemshot.verify.modes.whole_image import audit_image
+from itemshot.verify.page.images import load_rgb
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS
 from itemshot.verify.verdicts import Reason, ReasonCode, Verdict
-from itemshot.verify.whole_image import audit_image
 from tests.conftest import SAMPLE_DATA
 
 # --- the alignment and its judgments, on strings -------------------------------------------

@@ -12,8 +12,8 @@ from itemshot.pipeline import RunSettings, run_jobs
 from itemshot.renderer.adapters import load_dataset
 from itemshot.renderer.jobs import JobRequest, plan
 from itemshot.renderer.presentation import PresentationSpec
-from itemshot.verify.fonts import font_file
-from itemshot.verify.ocr import words
+from itemshot.verify.checks.fonts import font_file
+from itemshot.verify.reading.ocr import words
 
 LINES = ("Which of the following is NOT a", "noble gas at 25 °C and 1.00 atm?")
 

@@ -23,8 +23,8 @@ from itemshot.renderer.items import Item
 from itemshot.renderer.jobs import JobRequest, plan
 from itemshot.renderer.presentation import PresentationSpec
 from itemshot.renderer.records import Layout, quad_bounds
-from itemshot.verify.figure_search import FigureSearch, tile_score
-from itemshot.verify.figures import decode_figure
+from itemshot.verify.checks.figure_search import FigureSearch, tile_score
+from itemshot.verify.checks.figures import decode_figure
 from itemshot.verify.pool import run_all
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS
 from tests.conftest import SAMPLE_DATA

@@ -17,8 +17,8 @@ from itemshot.pipeline import RunSettings, run_jobs
 from itemshot.renderer.adapters import load_dataset
 from itemshot.renderer.jobs import JobRequest, plan
 from itemshot.renderer.presentation import PresentationSpec
-from itemshot.verify.regions import verify_image
-from itemshot.verify.whole_image import audit_image
+from itemshot.verify.modes.regions import verify_image
+from itemshot.verify.modes.whole_image import audit_image
 from tests import defects
 from tests.conftest import SAMPLE_DATA
 

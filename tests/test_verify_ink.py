@@ -11,11 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
-from itemshot.verify import ink
-from itemshot.verify.expected import Field
-from itemshot.verify.fonts import font_file
-from itemshot.verify.ink_settle import settle_by_ink
-from itemshot.verify.scoring import FieldResult
+from itemshot.verify.checks.expected import Field
+from itemshot.verify.checks.fonts import font_file
+from itemshot.verify.checks.scoring import FieldResult
+from itemshot.verify.settlers import ink
+from itemshot.verify.settlers.ink_settle import settle_by_ink
 from itemshot.verify.verdicts import Reason, ReasonCode, RegionScore
 
 FAMILY = "Nanum Pen Script"  # the handwriting face both engines misread

@@ -29,10 +29,11 @@ from itemshot.renderer.adapters import load_dataset
 from itemshot.renderer.jobs import JobRequest, plan
 from itemshot.renderer.presentation import PresentationSpec
 from itemshot.renderer.records import Layout, quad_bounds
-from itemshot.verify import second_reader, verify_image, verify_output_set
-from itemshot.verify.crops import gray, normalise_text, rectify
-from itemshot.verify.images import load_rgb
-from itemshot.verify.labels import split_label
+from itemshot.verify import verify_image, verify_output_set
+from itemshot.verify.checks.labels import split_label
+from itemshot.verify.page.crops import gray, normalise_text, rectify
+from itemshot.verify.page.images import load_rgb
+from itemshot.verify.reading import second_reader
 
 pytestmark = pytest.mark.slow
 

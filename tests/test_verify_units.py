@@ -10,23 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from itemshot.renderer.items import Item
-from itemshot.verify.align import best_window
-from itemshot.verify.contrast import css_contrast, pixel_contrast
-from itemshot.verify.expected import Field, options, stem
-from itemshot.verify.fonts import font_facts, uncovered
-from itemshot.verify.labels import split_label
-from itemshot.verify.report import audit_html, diff_html
-from itemshot.verify.scoring import score_caption
-from itemshot.verify.text import (
-    accuracy,
-    missing_ends,
-    normalise,
-    ocr_accuracy,
-    word_recall,
-    words_and_numbers,
-)
-from itemshot.verify.thresholds import DEFAULT_THRESHOLDS
-from itemshot.verify.tokens import (
+from itemshot.verify.checks.expected import Field, options, stem
+from itemshot.verify.checks.fonts import font_facts, uncovered
+from itemshot.verify.checks.labels import split_label
+from itemshot.verify.checks.scoring import score_caption
+from itemshot.verify.checks.tokens import (
     formula_numbers,
     missing_formula_numbers,
     missing_numbers,
@@ -34,8 +22,20 @@ from itemshot.verify.tokens import (
     short_option_found,
     shown_in_place,
 )
+from itemshot.verify.modes.whole_image import _align, _without_references
+from itemshot.verify.page.contrast import css_contrast, pixel_contrast
+from itemshot.verify.reading.align import best_window
+from itemshot.verify.reading.text import (
+    accuracy,
+    missing_ends,
+    normalise,
+    ocr_accuracy,
+    word_recall,
+    words_and_numbers,
+)
+from itemshot.verify.report import audit_html, diff_html
+from itemshot.verify.thresholds import DEFAULT_THRESHOLDS
 from itemshot.verify.verdicts import Reason, RegionScore, verdict
-from itemshot.verify.whole_image import _align, _without_references
 
 
 def test_normalise_folds_width_quotes_dashes_spaces_and_cjk_spacing() -> None:
@@ -223,7 +223,7 @@ def test_figure_reference_words_are_dropped_before_scoring() -> None:
 
 def test_lookalike_glyphs_are_measured_per_font() -> None:
     """Nanum Pen Script draws 1, l and I as one stroke; Noto Sans's 1 has a flag and a foot."""
-    from itemshot.verify.glyphs import groups, lookalikes, read_numbers_as_drawn
+    from itemshot.verify.checks.glyphs import groups, lookalikes, read_numbers_as_drawn
 
     assert any({"1", "l", "I", "|"} <= g for g in groups(lookalikes("Nanum Pen Script")))
     assert not any("1" in g for g in groups(lookalikes("Noto Sans")))
@@ -238,7 +238,7 @@ def test_lookalike_glyphs_are_measured_per_font() -> None:
 
 def test_glyphs_of_one_height_need_less_likeness_to_be_read_alike() -> None:
     """Nanum Pen Script's "0" is as small as its "o": "l7o" is the "170" it draws, "13o" is not."""
-    from itemshot.verify.glyphs import lookalikes, read_numbers_as_drawn
+    from itemshot.verify.checks.glyphs import lookalikes, read_numbers_as_drawn
 
     assert ("0", "o") in lookalikes("Nanum Pen Script")
     assert ("0", "o") not in lookalikes("Noto Sans")
@@ -253,7 +253,7 @@ def test_glyphs_of_one_height_need_less_likeness_to_be_read_alike() -> None:
 
 def test_a_changed_formula_number_fails_region_scoring() -> None:
     """A stem whose formula's baseline number changed is a number_missing in region mode too."""
-    from itemshot.verify.regions import _score
+    from itemshot.verify.modes.regions import _score
 
     item = Item("q", "Solve $x^2 - 5x + 8 = 0$.", ("2", "3"), 0)
     field = stem(item)
@@ -269,7 +269,7 @@ def test_a_changed_formula_number_fails_region_scoring() -> None:
 
 
 def test_units_are_not_the_next_sentence() -> None:
-    from itemshot.verify.tokens import number_units
+    from itemshot.verify.checks.tokens import number_units
 
     assert number_units("see Figure 1 What is 5 cm or 100 kPa?") == ["5cm", "100kPa"]
 
@@ -278,7 +278,7 @@ def test_edge_width_grows_with_blur_and_text_too_small_follows_geometry() -> Non
     """Crisp text rises over about a pixel; a Gaussian blur widens its edges in proportion."""
     import cv2
 
-    from itemshot.verify.legibility import edge_width
+    from itemshot.verify.checks.legibility import edge_width
 
     crisp = np.full((60, 300), 255, np.uint8)
     cv2.putText(crisp, "legible 123", (5, 40), cv2.FONT_HERSHEY_SIMPLEX, 1.0, 0, 2, cv2.LINE_AA)
@@ -292,7 +292,7 @@ def test_specks_no_glyph_owns_are_painted_over_and_periods_kept() -> None:
     """A scan's dust beside the text goes; the decimal point and comma between digits stay."""
     import cv2
 
-    from itemshot.verify.crops import clean_text_crop
+    from itemshot.verify.page.crops import clean_text_crop
 
     page = np.full((40, 260), 255, np.uint8)
     cv2.putText(page, "0.45, 0.56", (6, 30), cv2.FONT_HERSHEY_SIMPLEX, 0.8, 0, 2, cv2.LINE_AA)
@@ -311,7 +311,7 @@ def test_polarity_follows_a_label_alone_in_a_wide_region() -> None:
     """A label under 1% of an image option's region, on noisy paper or on a board, keeps its side."""
     import cv2
 
-    from itemshot.verify.crops import ink_is_light, normalise_text
+    from itemshot.verify.page.crops import ink_is_light, normalise_text
 
     rng = np.random.default_rng(5)
     paper = np.clip(rng.normal(242, 2.0, (184, 335)), 0, 255).astype(np.uint8)
@@ -326,7 +326,7 @@ def test_polarity_follows_a_label_alone_in_a_wide_region() -> None:
 
 def test_a_changed_unit_is_reported_even_when_another_number_is_misread() -> None:
     """The veto compares checks one by one: a unit check must not be skipped for a misread number."""
-    from itemshot.verify.scoring import score_stem
+    from itemshot.verify.checks.scoring import score_stem
 
     item = Item("q", "Air at 100 MPa, 300 K enters.", ("a", "b"), 0)
     read = "Air at l00 kPa, 3oo K enters. Later 100 kPa."  # 300 misread, the unit is kPa
@@ -361,7 +361,7 @@ def test_a_superscript_read_inline_is_no_baseline_number() -> None:
 
 
 def test_unread_and_contradicted_scripts() -> None:
-    from itemshot.verify.tokens import contradicted_formula_scripts, unread_formula_scripts
+    from itemshot.verify.checks.tokens import contradicted_formula_scripts, unread_formula_scripts
 
     assert unread_formula_scripts(["y = ax^3 + b"], "y = ax? + b") == ["ax^3"]
     assert unread_formula_scripts(["y = ax^3 + b"], "y = ax3 + b") == []
@@ -371,8 +371,8 @@ def test_unread_and_contradicted_scripts() -> None:
 
 def test_a_script_one_engine_reads_otherwise_is_changed_however_the_other_read_it() -> None:
     """tesseract shows no superscript, the second engine shows x² where the source says x³."""
-    from itemshot.verify.regions import _script_evidence, _settle_unread_scripts
-    from itemshot.verify.scoring import FieldResult
+    from itemshot.verify.checks.scoring import FieldResult
+    from itemshot.verify.modes.regions import _script_evidence, _settle_unread_scripts
 
     field = stem(Item("p", "It has the form $y = ax^3 + b$.", ("1",), 0))
     evidence = _script_evidence(
@@ -390,7 +390,7 @@ def test_a_script_one_engine_reads_otherwise_is_changed_however_the_other_read_i
 
 def test_a_token_either_engine_reads_is_shown() -> None:
     """One engine misses 1200, the other 800: no number is missing from both readings."""
-    from itemshot.verify.regions import _shared
+    from itemshot.verify.modes.regions import _shared
 
     first = Reason("number_missing", "question", "1200, 300")
     assert _shared(first, (Reason("number_missing", "question", "800"),)) is None
@@ -404,9 +404,9 @@ def test_a_token_either_engine_reads_is_shown() -> None:
 
 def test_a_token_a_retry_reads_in_its_place_is_shown() -> None:
     """Each re-reading misreads its own token; one misread elsewhere shows nothing."""
-    from itemshot.verify.expected import Field
-    from itemshot.verify.regions import _tokens_in_place
-    from itemshot.verify.scoring import FieldResult
+    from itemshot.verify.checks.expected import Field
+    from itemshot.verify.checks.scoring import FieldResult
+    from itemshot.verify.modes.regions import _tokens_in_place
 
     field = Field(
         "question", "carry at most 300 loaves of 1,150 ordered; costs $5 and $6 each", (), ()
@@ -437,14 +437,14 @@ def test_list_commas_of_a_short_option_may_go_unread() -> None:
 
 
 def test_japanese_sentences_are_no_letter_digit_codes() -> None:
-    from itemshot.verify.tokens import codes
+    from itemshot.verify.checks.tokens import codes
 
     assert codes("図1の回路で、電源の電圧は12 V. See Fig. P2.79 and E1.") == ["P2.79", "E1"]
 
 
 def test_handwritten_2_and_z_are_one_glyph() -> None:
     """Nanum Pen Script's "2" is its "z" (both engines read "1200" as "Izoo")."""
-    from itemshot.verify.glyphs import read_numbers_as_drawn
+    from itemshot.verify.checks.glyphs import read_numbers_as_drawn
 
     read = "supplied as Izoo kJ per kilogram"
     source = "supplied as 1200 kJ per kilogram"
@@ -454,8 +454,8 @@ def test_handwritten_2_and_z_are_one_glyph() -> None:
 
 def test_a_caption_line_under_a_figure_is_not_the_stems_reference() -> None:
     """ "Figure 1" alone below a gap (the figure) is a caption; after a wrapped line it is text."""
-    from itemshot.verify.ocr import Word
-    from itemshot.verify.whole_image import _without_captions
+    from itemshot.verify.modes.whole_image import _without_captions
+    from itemshot.verify.reading.ocr import Word
 
     def word(text: str, top: int, line: int, left: int = 40) -> Word:
         return Word(text, left, top, 60, 20, 95.0, (1, line, 1))
@@ -516,7 +516,7 @@ def test_a_glyph_touching_a_box_edge_or_a_rule_is_kept() -> None:
     """The box's edges and a grid line go; the descender on the edge and the label on the line stay."""
     import cv2
 
-    from itemshot.verify.crops import clean_text_crop
+    from itemshot.verify.page.crops import clean_text_crop
 
     text = np.full((44, 300), 255, np.uint8)
     cv2.putText(text, "(D) planula", (30, 30), cv2.FONT_HERSHEY_SIMPLEX, 0.8, 0, 2, cv2.LINE_AA)
@@ -544,7 +544,7 @@ def test_a_short_options_closing_period_is_punctuation() -> None:
 
 def test_a_lookalike_is_read_as_the_source_word_glyph_for_glyph() -> None:
     """Nanum Pen Script's 1 is its I: "I-msquare" is the source's "1-msquare", q stays q."""
-    from itemshot.verify.glyphs import read_numbers_as_drawn
+    from itemshot.verify.checks.glyphs import read_numbers_as_drawn
 
     source = "Gate ABC in Fig. P2.79 is 1-msquare and hinged"
     read = "Gate ABC in Fig. P2.79 is I-msquare and hinged"
@@ -560,7 +560,7 @@ def test_numbers_right_after_kana_or_kanji_are_numbers() -> None:
 
 def test_a_unit_one_reading_checks_and_the_other_misses_the_number_of_is_missing() -> None:
     """ "100 kPa" read where the source says 100 MPa; the other reading loses the 100 itself."""
-    from itemshot.verify.regions import _shared
+    from itemshot.verify.modes.regions import _shared
 
     unit = Reason("unit_missing", "question", "100MPa")
     assert _shared(unit, (Reason("number_missing", "question", "100, 800"),)) == unit
@@ -606,8 +606,8 @@ def test_dust_among_the_glyphs_is_painted_over_for_a_despeckled_reading() -> Non
     import cv2
     from PIL import Image, ImageDraw, ImageFont
 
-    from itemshot.verify.crops import SPECK_AREA, despeckled
-    from itemshot.verify.ocr import join_words, words
+    from itemshot.verify.page.crops import SPECK_AREA, despeckled
+    from itemshot.verify.reading.ocr import join_words, words
 
     font_px = 22
     font = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf", font_px)

@@ -25,8 +25,8 @@ from itemshot.renderer.items import LETTERS, Item
 from itemshot.renderer.jobs import JobRequest, plan
 from itemshot.renderer.presentation import PresentationSpec
 from itemshot.renderer.records import Layout
-from itemshot.verify.labels import word_label
-from itemshot.verify.whole_image import audit_image, remove_frames
+from itemshot.verify.checks.labels import word_label
+from itemshot.verify.modes.whole_image import audit_image, remove_frames
 from tests.conftest import SAMPLE_DATA
 
 CASES = (  # (item, scene): what each one exercises

@@ -8,12 +8,9 @@ no letter ("(&)" for G, "(9)" for J).
 from __future__ import annotations
 
 from itemshot.renderer.items import Item
-from itemshot.verify.labels import label_shape
-from itemshot.verify.ocr import Word
-from itemshot.verify.scoring import FORMULA_PREFIX
-from itemshot.verify.thresholds import DEFAULT_THRESHOLDS
-from itemshot.verify.verdicts import Reason
-from itemshot.verify.whole_image import (
+from itemshot.verify.checks.labels import label_shape
+from itemshot.verify.checks.scoring import FORMULA_PREFIX
+from itemshot.verify.modes.whole_image import (
     _audit_words,
     locate_fields,
     option_labels,
@@ -21,6 +18,9 @@ from itemshot.verify.whole_image import (
     reading_order,
     settled_by_reading,
 )
+from itemshot.verify.reading.ocr import Word
+from itemshot.verify.thresholds import DEFAULT_THRESHOLDS
+from itemshot.verify.verdicts import Reason
 
 LETTERS = list("ABCD")
 HEIGHT = 20

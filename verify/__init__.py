@@ -27,7 +27,7 @@ _EXPORTS = {
     "Verdict": "itemshot.verify.verdicts",
     "audit_image": "itemshot.verify.external",
     "audit_images": "itemshot.verify.external",
-    "verify_image": "itemshot.verify.regions",
+    "verify_image": "itemshot.verify.modes.regions",
     "verify_output_set": "itemshot.verify.output_set",
 }
 

@@ -9,13 +9,13 @@ from pathlib import Path
 from itemshot.renderer.adapters import Dataset
 from itemshot.renderer.items import Item, ItemError
 from itemshot.renderer.output_lock import hold_output
-from itemshot.verify.images import load_rgb
+from itemshot.verify.modes.whole_image import audit_image
 from itemshot.verify.output_set import AuditSummary, summarise
+from itemshot.verify.page.images import load_rgb
 from itemshot.verify.pairing import DEFAULT_PATTERN, pair_images
 from itemshot.verify.pool import run_all
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from itemshot.verify.verdicts import Reason, Verdict, verdict
-from itemshot.verify.whole_image import audit_image
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,9 @@ from itemshot.renderer.items import LETTERS, Item, relative_to_root
 from itemshot.renderer.output import atomic_write_json
 from itemshot.renderer.output_lock import hold_output
 from itemshot.renderer.records import Layout
-from itemshot.verify.images import load_rgb
+from itemshot.verify.modes.regions import verify_image
+from itemshot.verify.page.images import load_rgb
 from itemshot.verify.pool import run_all
-from itemshot.verify.regions import verify_image
 from itemshot.verify.report import write_reports
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from itemshot.verify.verdicts import Reason, Verdict, verdict

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from itemshot.renderer.output import atomic_write, atomic_write_json
-from itemshot.verify.text import normalise
+from itemshot.verify.reading.text import normalise
 from itemshot.verify.thresholds import Thresholds
 from itemshot.verify.verdicts import REASON_CODES, Verdict
 

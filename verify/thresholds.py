@@ -11,7 +11,7 @@ class Thresholds:
     """Every number a verdict depends on. Defaults were set on clean 1024 px renders.
 
     - `text_accuracy` (0.90): minimum OCR accuracy of the stem (1 - Levenshtein / max length
-      after normalisation; spaces and letter case are ignored, see `verify.text`).
+      after normalisation; spaces and letter case are ignored, see `verify.reading.text`).
     - `option_accuracy` (0.80): minimum OCR accuracy of each option's text (short texts
       lose more per misread character, hence lower).
     - `math_recall` (0.80): for text with formulas, share of the plain words that must be read.
@@ -20,12 +20,12 @@ class Thresholds:
       checked against its source.
     - `figure_presence` (0.35): minimum tile score of a figure found in a layout-less image
       (1 - the second-worst tile's residual in units of the figure's contrast; see
-      `verify.figure_search`). On Chromium renders of the sample items in six scenes the
+      `verify.checks.figure_search`). On Chromium renders of the sample items in six scenes the
       genuine figure scores at least 0.72 (0.55 after light screenshot, photo and scan
       captures) and a figure swapped for another sample figure at most 0.01.
     - `contrast` (4.5): minimum WCAG contrast ratio of text to its background (AA body text).
     - `x_height_px` (6.0): minimum x-height in final-image pixels (through the capture's
-      geometry: see `verify.legibility`).
+      geometry: see `verify.checks.legibility`).
     - `resolved_x_height_px` (3.0): minimum x-height left resolvable after blur
       (x-height / edge width); under it the text is `illegible`.
     - `legible_contrast` (1.5): minimum contrast of text to background measured on the final
@@ -35,7 +35,7 @@ class Thresholds:
       `hard_to_read` (a legible image whose text fails is then told from a reading problem).
     - `whole_image_field` (0.75): minimum aligned accuracy of a field in a whole-image audit.
 
-    Meaning (`verify.meaning`: a source word read, in its place, as another word):
+    Meaning (`verify.checks.meaning`: a source word read, in its place, as another word):
 
     - `meaning_word_zipf` (3.0): minimum Zipf frequency (`wordfreq`: 3 is about once per
       million words) of what a reading shows in a source word's place for it to count as
@@ -46,7 +46,7 @@ class Thresholds:
       not judged: one engine's slip into another short word ("in" for "on") is common, and a
       critical short word (no, all, up) is judged whatever its length.
 
-    The face of a page with no layout record (`verify.drawn_face`):
+    The face of a page with no layout record (`verify.settlers.drawn_face`):
 
     - `face_match` (0.80): minimum mean correlation of the probe words drawn in a face with
       the ink for the face to be the page's (the ink module's `MIN_MATCH`).

@@ -3,12 +3,12 @@
 Every measure comes from the verifier (`itemshot.verify`), so a model's
 reading and itemshot's own OCR round trip are scored by one rule:
 
-* Expected text: the verifier's fields (`verify.expected`): the stem with
+* Expected text: the verifier's fields (`verify.checks.expected`): the stem with
   `<image N>` shown as the page shows it ("Figure N", "図N") and formulas set
   aside, and each option with its letter. `vision_question_only` images hold
   the stem only.
-* Each field: the verifier's field scorers (`verify.scoring`): OCR accuracy
-  `1 − Levenshtein / max(len)` after `verify.text.normalise` (NFKC, quotes
+* Each field: the verifier's field scorers (`verify.checks.scoring`): OCR accuracy
+  `1 − Levenshtein / max(len)` after `verify.reading.text.normalise` (NFKC, quotes
   and dashes unified, whitespace folded, fill-in blanks dropped, CJK spacing
   removed) with every space removed and letter case folded; a field holding
   formulas is scored by word recall of its plain text, as the verifier does.
@@ -40,14 +40,14 @@ from dataclasses import dataclass
 from itemshot.factorial.answers.prompts import TRANSCRIPT_CLOSE, TRANSCRIPT_OPEN
 from itemshot.factorial.design.sweep import SweepRow
 from itemshot.renderer.items import LETTERS, Item
-from itemshot.verify.expected import Field
-from itemshot.verify.expected import options as expected_options
-from itemshot.verify.expected import stem as expected_stem
-from itemshot.verify.labels import split_label
-from itemshot.verify.scoring import score_option, score_stem
-from itemshot.verify.text import normalise, ocr_accuracy
+from itemshot.verify.checks.expected import Field
+from itemshot.verify.checks.expected import options as expected_options
+from itemshot.verify.checks.expected import stem as expected_stem
+from itemshot.verify.checks.labels import split_label
+from itemshot.verify.checks.scoring import score_option, score_stem
+from itemshot.verify.checks.tokens import missing_formula_numbers
+from itemshot.verify.reading.text import normalise, ocr_accuracy
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS
-from itemshot.verify.tokens import missing_formula_numbers
 
 STEM_ONLY_FORMATS = ("vision_question_only",)
 _OPEN = re.compile(re.escape(TRANSCRIPT_OPEN), re.IGNORECASE)

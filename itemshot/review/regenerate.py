@@ -163,8 +163,8 @@ class Regenerator:
         """Verify the new render with its layout record; keep the full verdict in its sidecar."""
         from itemshot.renderer.records import Layout
         from itemshot.verify import DEFAULT_THRESHOLDS, verify_image
-        from itemshot.verify.images import load_rgb
         from itemshot.verify.output_set import verify_field
+        from itemshot.verify.page.images import load_rgb
 
         sidecar_path = self.out / job.sidecar_path
         sidecar = json.loads(sidecar_path.read_text(encoding="utf-8"))

@@ -2,7 +2,7 @@
 
 The checks that name a token (a number, a number with its unit, a short
 option, the option's label, a caption's figure number) are asked again of
-the pixels (`verify.ink`): a token whose drawing in the field's own face
+the pixels (`verify.settlers.ink`): a token whose drawing in the field's own face
 matches the ink better than every rival is shown, and its check passes. A
 check that compares whole text (`text_mismatch`) has no token to draw, except
 on a short option, whose whole text is its token: a longer field failing one
@@ -18,12 +18,12 @@ from dataclasses import replace
 import numpy as np
 
 from itemshot.renderer.items import LETTERS
-from itemshot.verify import ink
-from itemshot.verify.expected import Field
-from itemshot.verify.meaning import WORD_CODES, source_spelling, token_word
-from itemshot.verify.scoring import FORMULA_PREFIX, FieldResult
-from itemshot.verify.text import normalise
-from itemshot.verify.tokens import codes, is_short, leading_number, number_units, numbers
+from itemshot.verify.checks.expected import Field
+from itemshot.verify.checks.meaning import WORD_CODES, source_spelling, token_word
+from itemshot.verify.checks.scoring import FORMULA_PREFIX, FieldResult
+from itemshot.verify.checks.tokens import codes, is_short, leading_number, number_units, numbers
+from itemshot.verify.reading.text import normalise
+from itemshot.verify.settlers import ink
 from itemshot.verify.verdicts import Reason, ReasonCode
 
 SETTLED_BY_INK = (

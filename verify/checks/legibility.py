@@ -27,9 +27,9 @@ import cv2
 import numpy as np
 
 from itemshot.renderer.records import Layout
-from itemshot.verify.contrast import pixel_contrast
-from itemshot.verify.crops import gray, ink_is_light, paint_quads, rectify
-from itemshot.verify.layout_checks import text_regions, x_height_px
+from itemshot.verify.checks.layout_checks import text_regions, x_height_px
+from itemshot.verify.page.contrast import pixel_contrast
+from itemshot.verify.page.crops import gray, ink_is_light, paint_quads, rectify
 from itemshot.verify.thresholds import Thresholds
 from itemshot.verify.verdicts import Reason
 

@@ -9,10 +9,10 @@ import numpy as np
 
 from itemshot.renderer.items import Item
 from itemshot.renderer.records import Layout, Region, quad_bounds
-from itemshot.verify import expected as source
-from itemshot.verify.contrast import css_contrast, pixel_contrast
-from itemshot.verify.crops import paint_quads, rectify
-from itemshot.verify.fonts import DEFAULT_X_HEIGHT, font_facts, uncovered
+from itemshot.verify.checks import expected as source
+from itemshot.verify.checks.fonts import DEFAULT_X_HEIGHT, font_facts, uncovered
+from itemshot.verify.page.contrast import css_contrast, pixel_contrast
+from itemshot.verify.page.crops import paint_quads, rectify
 from itemshot.verify.thresholds import Thresholds
 from itemshot.verify.verdicts import Reason
 

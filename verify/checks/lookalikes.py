@@ -10,7 +10,7 @@ Three uses, one table, so a confusion learnt in one place holds in all:
   for "m"); `fold_word` folds both sides before two words are compared.
 
 What a given face draws alike is measured from its font file instead
-(`verify.glyphs`); this table is what engines confuse in any face.
+(`verify.checks.glyphs`); this table is what engines confuse in any face.
 """
 
 from __future__ import annotations

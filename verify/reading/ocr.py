@@ -22,7 +22,7 @@ import numpy as np
 import pytesseract
 from PIL import Image
 
-from itemshot.verify.text import has_cjk
+from itemshot.verify.reading.text import has_cjk
 
 GAP = 48  # blank px between stacked crops: tesseract never joins lines across it
 MARGIN = 16

@@ -7,7 +7,7 @@ each formula on the page was typeset from (`Region.math`, the `data-latex`
 KaTeX rendered); in region mode that is the rendered formula's text, and it
 must be the source's, formula for formula, spacing aside. Whole-image mode
 has no record: there a formula's digits are asked of the readings
-(`verify.tokens`).
+(`verify.checks.tokens`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from itemshot.verify.expected import Field
+from itemshot.verify.checks.expected import Field
 from itemshot.verify.verdicts import Reason, ReasonCode
 
 _SPACE = re.compile(r"\s+")

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from itemshot.verify.expected import Field
-from itemshot.verify.glyphs import same_letter_as_drawn
-from itemshot.verify.labels import same_letter, split_label
-from itemshot.verify.meaning import word_reasons
-from itemshot.verify.text import missing_ends, ocr_accuracy, word_recall, words_and_numbers
-from itemshot.verify.thresholds import Thresholds
-from itemshot.verify.tokens import (
+from itemshot.verify.checks.expected import Field
+from itemshot.verify.checks.glyphs import same_letter_as_drawn
+from itemshot.verify.checks.labels import same_letter, split_label
+from itemshot.verify.checks.meaning import word_reasons
+from itemshot.verify.checks.tokens import (
     is_short,
     missing_formula_numbers,
     missing_numbers,
@@ -18,6 +16,8 @@ from itemshot.verify.tokens import (
     short_option_found,
     unread_formula_scripts,
 )
+from itemshot.verify.reading.text import missing_ends, ocr_accuracy, word_recall, words_and_numbers
+from itemshot.verify.thresholds import Thresholds
 from itemshot.verify.verdicts import Reason, RegionScore
 
 FORMULA_PREFIX = "in a formula: "  # a number_missing detail about a formula's numbers

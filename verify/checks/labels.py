@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from itemshot.verify.lookalikes import LABEL_READINGS as _CONFUSIONS
+from itemshot.verify.checks.lookalikes import LABEL_READINGS as _CONFUSIONS
 
 _LABEL = re.compile(r"^\s*[\(\[{<]?\s*([A-Za-z0-9|!\]]{1,2})\s*[\)\]}>.:]\s*")
 _LABEL_SPACE = re.compile(r"^\s*[\(\[{<]\s*([A-Za-z0-9|!\]])\s+")

@@ -10,9 +10,44 @@ import numpy as np
 
 from itemshot.renderer.items import LETTERS, Item
 from itemshot.renderer.records import Layout, Region
-from itemshot.verify import expected as source
-from itemshot.verify import second_reader
-from itemshot.verify.crops import (
+from itemshot.verify.checks import expected as source
+from itemshot.verify.checks.expected import Field
+from itemshot.verify.checks.figures import (
+    BLANK_FIGURE_STD,
+    SHIFT,
+    decode_figure,
+    feature_match,
+    figure_content,
+    template_score,
+)
+from itemshot.verify.checks.formula_record import formula_reasons
+from itemshot.verify.checks.glyphs import read_numbers_as_drawn
+from itemshot.verify.checks.labels import split_label
+from itemshot.verify.checks.layout_checks import (
+    final_drawn_px,
+    final_font_px,
+    layout_reasons,
+    primary_font,
+)
+from itemshot.verify.checks.legibility import marginal_reasons, region_legibility
+from itemshot.verify.checks.meaning import WORD_CODES, token_shown
+from itemshot.verify.checks.scoring import (
+    FORMULA_PREFIX,
+    UNREAD_SCRIPT,
+    FieldResult,
+    formula_number_reasons,
+    score_caption,
+    score_option,
+    score_stem,
+    unread_script_reasons,
+)
+from itemshot.verify.checks.tokens import (
+    contradicted_formula_scripts,
+    leading_number,
+    shown_in_place,
+    unread_formula_scripts,
+)
+from itemshot.verify.page.crops import (
     clean_text_crop,
     despeckled,
     gray,
@@ -23,46 +58,11 @@ from itemshot.verify.crops import (
     rectify,
     scaled,
 )
-from itemshot.verify.drawn_face import DrawnFace
-from itemshot.verify.expected import Field
-from itemshot.verify.figures import (
-    BLANK_FIGURE_STD,
-    SHIFT,
-    decode_figure,
-    feature_match,
-    figure_content,
-    template_score,
-)
-from itemshot.verify.formula_record import formula_reasons
-from itemshot.verify.glyphs import read_numbers_as_drawn
-from itemshot.verify.ink_settle import settle_by_ink
-from itemshot.verify.labels import split_label
-from itemshot.verify.layout_checks import (
-    final_drawn_px,
-    final_font_px,
-    layout_reasons,
-    primary_font,
-)
-from itemshot.verify.legibility import marginal_reasons, region_legibility
-from itemshot.verify.meaning import WORD_CODES, token_shown
-from itemshot.verify.ocr import join_words, language_for, ocr_stacked, words
-from itemshot.verify.scoring import (
-    FORMULA_PREFIX,
-    UNREAD_SCRIPT,
-    FieldResult,
-    formula_number_reasons,
-    score_caption,
-    score_option,
-    score_stem,
-    unread_script_reasons,
-)
+from itemshot.verify.reading import second_reader
+from itemshot.verify.reading.ocr import join_words, language_for, ocr_stacked, words
+from itemshot.verify.settlers.drawn_face import DrawnFace
+from itemshot.verify.settlers.ink_settle import settle_by_ink
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
-from itemshot.verify.tokens import (
-    contradicted_formula_scripts,
-    leading_number,
-    shown_in_place,
-    unread_formula_scripts,
-)
 from itemshot.verify.verdicts import Reason, RegionScore, Verdict, verdict
 
 TEXT_KINDS = ("question", "option", "caption")
@@ -238,7 +238,7 @@ def _tokens_in_place(field: Field, result: FieldResult, readings: list[str]) -> 
 def _by_ink(
     entry: tuple[Field, list[TextCrop], FieldResult], page_family: str, options: list[Field]
 ) -> tuple[Field, list[TextCrop], FieldResult]:
-    """Ask the field's pixels about the tokens every engine missed (see `verify.ink`).
+    """Ask the field's pixels about the tokens every engine missed (see `verify.settlers.ink`).
 
     A region that records no face of its own (an image-only option: its
     label is all the text it has) is drawn in the page's main face. The
@@ -577,7 +577,7 @@ def settle_located(
     field's region and the field is read, scored and settled exactly as in
     region mode: the same crops, readings and settlers, so a page read
     better in place is judged by one rule. No face is on record: `face`, the
-    one its ink shows (`verify.drawn_face`), stands in for it when one shows
+    one its ink shows (`verify.settlers.drawn_face`), stands in for it when one shows
     clearly; without it nothing depends on the face (numbers and labels as
     it draws them, the ink).
     """

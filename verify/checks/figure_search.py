@@ -37,8 +37,8 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
-from itemshot.verify.crops import gray
-from itemshot.verify.figures import sift
+from itemshot.verify.checks.figures import sift
+from itemshot.verify.page.crops import gray
 
 GRID = 8  # tiles along the figure's long side
 COMPARE_SIDE = 360  # px: the long side at which a candidate is compared (at most)

@@ -8,7 +8,7 @@ character distance of the two words, with OCR's merges and splits of words
 free), and each source word is judged in its place:
 
 - *shown*: the reading has the word there (letter case, accents and the
-  glyphs OCR confuses — `verify.lookalikes` — aside);
+  glyphs OCR confuses — `verify.checks.lookalikes` — aside);
 - *changed*: the reading has a different word there that is itself a
   plausible word of the language (its `wordfreq` Zipf frequency is at least
   `Thresholds.meaning_word_zipf`) and is no OCR look-alike of the source's
@@ -21,7 +21,7 @@ non-critical one (`Thresholds.meaning_min_letters`), where one engine's misreadi
 another real word ("in" for "on") is common and a person's reading rarely
 differs. A critical word the reading shows that the source does not have in
 that place (a "not" added) fails too. Numbers are the token checks' job
-(`verify.tokens`); here only words of letters are accounted.
+(`verify.checks.tokens`); here only words of letters are accounted.
 
 Each reason names the words as typed tokens (`Reason.tokens`): a settler
 asking another reading or the ink about the field drops exactly the words
@@ -38,8 +38,8 @@ from functools import lru_cache
 
 from rapidfuzz.distance import Levenshtein
 
-from itemshot.verify.lookalikes import fold_word
-from itemshot.verify.text import has_cjk, normalise
+from itemshot.verify.checks.lookalikes import fold_word
+from itemshot.verify.reading.text import has_cjk, normalise
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from itemshot.verify.verdicts import Reason, ReasonCode
 

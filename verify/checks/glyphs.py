@@ -18,8 +18,8 @@ import cv2
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from itemshot.verify.fonts import font_file
-from itemshot.verify.text import normalise
+from itemshot.verify.checks.fonts import font_file
+from itemshot.verify.reading.text import normalise
 
 # Pairs OCR confuses when a font draws them alike: digit/letter and label letters.
 CANDIDATES = (

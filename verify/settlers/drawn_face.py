@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 
 from itemshot.fonts.catalogue import STYLES, choose_fonts
-from itemshot.verify import ink
+from itemshot.verify.settlers import ink
 from itemshot.verify.thresholds import Thresholds
 
 _PROBE = re.compile(r"[^\W\d_]+")

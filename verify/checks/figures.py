@@ -6,7 +6,7 @@ resized to the same box by normalised cross-correlation, allowing a small
 shift (template matching). Warped or captured boxes: local features (SIFT) of
 the source are matched into the box and a homography is fitted with RANSAC;
 the score is the share of the source's features that are geometric inliers.
-Images without a layout record are searched by `verify.figure_search`.
+Images without a layout record are searched by `verify.checks.figure_search`.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import cv2
 import numpy as np
 
 from itemshot.renderer.imaging import IMAGE_LIMITS, decode_still
-from itemshot.verify.crops import gray
-from itemshot.verify.images import flatten_alpha
+from itemshot.verify.page.crops import gray
+from itemshot.verify.page.images import flatten_alpha
 
 SHIFT = 6  # px of slack around the region for template matching
 BLANK_FIGURE_STD = 6.0  # grey-level spread under which a figure box counts as empty

@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from itemshot.verify.text import compact, has_cjk, normalise
+from itemshot.verify.reading.text import compact, has_cjk, normalise
 
 # A number: optional sign, digits with thousands separators or decimals. Not after a Latin
 # letter or digit ("x2", "E1" are codes), but after kana or kanji ("電圧は12 V": Japanese

@@ -24,31 +24,31 @@ import numpy as np
 
 from itemshot.renderer.items import LETTERS, Item
 from itemshot.renderer.records import Region, box_to_quad
-from itemshot.verify import expected as source
-from itemshot.verify import second_reader
-from itemshot.verify.align import best_window
-from itemshot.verify.crops import gray, normalise_text
-from itemshot.verify.drawn_face import DrawnFace, Probe, identify_face, longest_probes
-from itemshot.verify.figure_search import FigureSearch
-from itemshot.verify.figures import decode_figure
-from itemshot.verify.glyphs import CANDIDATES, groups
-from itemshot.verify.labels import label_shape, word_label
-from itemshot.verify.lookalikes import LABEL_RIVALS
-from itemshot.verify.meaning import WORD_CODES, split_words
-from itemshot.verify.ocr import Word, language_for, words
-from itemshot.verify.regions import located_crops, settle_located
-from itemshot.verify.scoring import (
+from itemshot.verify.checks import expected as source
+from itemshot.verify.checks.figure_search import FigureSearch
+from itemshot.verify.checks.figures import decode_figure
+from itemshot.verify.checks.glyphs import CANDIDATES, groups
+from itemshot.verify.checks.labels import label_shape, word_label
+from itemshot.verify.checks.lookalikes import LABEL_RIVALS
+from itemshot.verify.checks.meaning import WORD_CODES, split_words
+from itemshot.verify.checks.scoring import (
     FORMULA_PREFIX,
     formula_number_reasons,
     score_option,
     score_stem,
 )
-from itemshot.verify.text import compact, normalise, ocr_accuracy
-from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
-from itemshot.verify.tokens import (
+from itemshot.verify.checks.tokens import (
     contradicted_formula_scripts,
     unread_formula_scripts,
 )
+from itemshot.verify.modes.regions import located_crops, settle_located
+from itemshot.verify.page.crops import gray, normalise_text
+from itemshot.verify.reading import second_reader
+from itemshot.verify.reading.align import best_window
+from itemshot.verify.reading.ocr import Word, language_for, words
+from itemshot.verify.reading.text import compact, normalise, ocr_accuracy
+from itemshot.verify.settlers.drawn_face import DrawnFace, Probe, identify_face, longest_probes
+from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from itemshot.verify.verdicts import Reason, ReasonCode, RegionScore, Verdict, verdict
 
 # Readings tried in turn until one explains the item: (paint out rules and frames, page

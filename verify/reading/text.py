@@ -13,7 +13,7 @@ comparison:
    between Japanese characters that the source does not have.
 6. Kanji variant forms folded: a traditional form an engine reads for the
    Japanese standard one (德 for 徳) is the same character to a reader
-   (see `verify.variants`).
+   (see `verify.reading.variants`).
 
 OCR accuracy = 1 - Levenshtein(a, b) / max(len(a), len(b)), the formula used by
 MMMU-Pro and JMMMU-Pro; two empty strings score 1. Verdicts use `ocr_accuracy`,
@@ -28,7 +28,7 @@ import unicodedata
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
-from itemshot.verify.variants import fold_variants
+from itemshot.verify.reading.variants import fold_variants
 
 _QUOTES = str.maketrans(
     {

@@ -27,8 +27,8 @@ import cv2
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from itemshot.verify.fonts import face_files
-from itemshot.verify.text import normalise
+from itemshot.verify.checks.fonts import face_files
+from itemshot.verify.reading.text import normalise
 
 SCALES = (0.9, 1.1)  # sizes tried, 1 px apart, around the recorded one: a capture resamples
 MIN_MATCH = 0.8  # correlation with the ink under which the token is not shown, whatever its rivals
