@@ -45,7 +45,7 @@ from itemshot.verify.modes.regions import located_crops, settle_located
 from itemshot.verify.page.crops import gray, normalise_text
 from itemshot.verify.reading import second_reader
 from itemshot.verify.reading.align import best_window
-from itemshot.verify.reading.ocr import Word, language_for, words
+from itemshot.verify.reading.ocr import Word, join_words, language_for, words
 from itemshot.verify.reading.text import compact, normalise, ocr_accuracy
 from itemshot.verify.settlers.drawn_face import DrawnFace, Probe, identify_face, longest_probes
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
@@ -776,7 +776,7 @@ def _audit_words(
     image_name: str,
 ) -> Verdict:
     """Return the text verdict of one OCR reading of a page (stem, options, order)."""
-    page = "\n".join(_lines(found))
+    page = join_words(found)
     reasons: list[Reason] = []
     scores: list[RegionScore] = []
 
@@ -789,7 +789,7 @@ def _audit_words(
     before = found[
         : min((first_anchor[x].index for x in letters if x in first_anchor), default=len(found))
     ]
-    area, start, end = _align_span(stem.text, "\n".join(_lines(before)) or page)
+    area, start, end = _align_span(stem.text, join_words(before) or page)
     stem_window = _without_references(area[start:end], stem.figures)
     result = score_stem(stem, stem_window, _whole(thresholds))
     # The stem's formulas are looked for where its words are, not in headers or badges;
@@ -801,7 +801,7 @@ def _audit_words(
     reasons.extend(formula_number_reasons(stem, area[max(0, start) : end]))
     reasons.extend(result.reasons)
     scores.append(result.region)
-    reasons.extend(_figure_references(item, "\n".join(_lines(_without_captions(found)))))
+    reasons.extend(_figure_references(item, join_words(_without_captions(found))))
 
     # Options: the text after each label.
     for field in options:
@@ -849,18 +849,6 @@ def _whole(thresholds: Thresholds) -> Thresholds:
     return replace(
         thresholds, text_accuracy=field, option_accuracy=min(field, thresholds.option_accuracy)
     )
-
-
-def _lines(found: list[Word]) -> list[str]:
-    lines: list[str] = []
-    current = None
-    for word in found:
-        if word.line != current:
-            lines.append(word.text)
-            current = word.line
-        else:
-            lines[-1] += " " + word.text
-    return lines
 
 
 def _align(needle: str, haystack: str) -> str:
