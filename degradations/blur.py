@@ -10,6 +10,7 @@ is needed on replay.
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
@@ -32,17 +33,23 @@ def _albumentations(kind: str, spec: dict[str, Any]) -> A.BasicTransform:
     raise ValueError(f"unknown blur kind {kind!r}")
 
 
-_COMPOSES: dict[tuple[str, tuple[float, ...]], A.Compose] = {}
+# A Compose carries its random generator and the parameters of its last call, so
+# one shared by the executor's worker threads would let one thread's reseed or
+# call land between another's (a wrong or empty record): each thread keeps its own.
+_THREAD = threading.local()
 _APPLIERS: dict[str, A.BasicTransform] = {}
 
 
 def _compose(kind: str, spec: dict[str, Any], seed: int) -> A.Compose:
-    """Return a cached one-transform Compose for `kind`, reseeded as a fresh one with `seed`."""
+    """Return this thread's cached one-transform Compose for `kind`, reseeded with `seed`."""
+    composes: dict[tuple[str, tuple[float, ...]], A.Compose] = _THREAD.__dict__.setdefault(
+        "composes", {}
+    )
     key = (kind, tuple(spec[kind]))
-    compose = _COMPOSES.get(key)
+    compose = composes.get(key)
     if compose is None:
         compose = A.Compose([_albumentations(kind, spec)], seed=seed, save_applied_params=True)
-        _COMPOSES[key] = compose
+        composes[key] = compose
     compose.set_random_seed(seed)
     return compose
 

@@ -101,3 +101,23 @@ def test_unknown_preset_and_severity_are_named() -> None:
         capture(image, [], "fax", "light", seed=0)
     with pytest.raises(ValueError, match="unknown severity 'extreme'"):
         capture(image, [], "scan", "extreme", seed=0)
+
+
+def test_blur_draws_the_same_from_concurrent_threads() -> None:
+    """The executor's worker threads share the blur step: each draw depends on its seed alone."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from itemshot.degradations.blur import CameraBlur
+    from itemshot.degradations.frame import Frame
+
+    blur = CameraBlur({"weights": {"motion": 1, "defocus": 1, "gaussian": 1},
+                       "motion": [3, 9], "defocus": [1, 3], "gaussian": [0.5, 1.5]})  # fmt: skip
+    frame = Frame(image=np.zeros((8, 8, 3), np.uint8), points=np.zeros((4, 2)), deliver=8)
+
+    def draw(seed: int) -> str:
+        return json.dumps(blur.sample(np.random.default_rng(seed), frame), sort_keys=True)
+
+    serial = [draw(seed) for seed in range(400)]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        concurrent = list(pool.map(draw, range(400)))
+    assert concurrent == serial
