@@ -15,7 +15,7 @@ from itemshot.backgrounds.scene_textures import mean_color
 from itemshot.backgrounds.texture_names import texture_file
 from itemshot.fonts.catalogue import FontChoice
 from itemshot.fonts.coverage import resolve_fonts
-from itemshot.fonts.metrics import REFERENCE_STYLE, matched_size
+from itemshot.fonts.metrics import REFERENCE_STYLE, face_x_height, matched_size
 from itemshot.renderer.assets import katex_available
 from itemshot.renderer.direction import RTL, item_direction, text_direction
 from itemshot.renderer.items import LETTERS, Figure, Item
@@ -73,7 +73,11 @@ WORDS: dict[str, dict[str, str]] = {
 
 # Longest option (in characters) that still sits well in a two-column grid.
 TWO_COLUMN_MAX_CHARS = 38
-MIN_FONT_PX = 11  # never shrink text below this (CSS px at the reference size)
+# The smallest x-height, in delivered pixels, the fit may shrink text to. The
+# verifier fails text under 6 px (`Thresholds.x_height_px`); a floor in CSS px
+# (it was 11 px) left the reference face at 5.8 px, so clean renders of long
+# items were drawn too small to pass. The margin covers the ink's pixel rounding.
+MIN_X_HEIGHT_PX = 6.25
 LINE_HEIGHT = 1.35  # line pitch, in multiples of the nominal size (the reference face's)
 
 
@@ -261,7 +265,7 @@ def build_page(
         css_width=width,
         css_height=height,
         device_scale=presentation.device_scale,
-        min_scale=min(1.0, MIN_FONT_PX / presentation.font_size),
+        min_scale=_min_scale(presentation, reference),
         fonts=fonts,
         decor=decor,
         placeholders=tuple(sorted(n for n in item.missing_figures if n in figures_seen)),
@@ -269,6 +273,14 @@ def build_page(
         font_px=font_px,
         fit_faces=fit_faces(item.language, text, presentation.font_size, reference),
     )
+
+
+def _min_scale(presentation: Presentation, reference: FontChoice) -> float:
+    """Return the share of the requested size under which text would fall below the floor."""
+    x_height = (
+        presentation.font_size * presentation.device_scale * face_x_height(reference.faces[0])
+    )
+    return min(1.0, MIN_X_HEIGHT_PX / x_height)
 
 
 def fit_faces(

@@ -98,3 +98,23 @@ def test_japanese_text_uses_a_japanese_font(tmp_path: Path) -> None:
         question = next(r for r in layout["regions"] if r["name"] == "question")
         assert set(question["fonts"]) <= {"Noto Sans CJK JP", "Klee One"}, question["fonts"]
         assert question["fonts"]
+
+
+def test_shrinking_stops_at_the_verifiers_legible_x_height(tmp_path: Path) -> None:
+    """Long items shrink down to, never under, the x-height the verifier reads as legible."""
+    from itemshot.verify import DEFAULT_THRESHOLDS
+
+    options = ["one", "two", "three", "four"]
+    rows = [{"id": f"len-{n}", "question": "How long is this question? " * n, "options": options,
+             "answer": "A"} for n in range(80, 200, 15)]  # fmt: skip
+    out = tmp_path / "out"
+    run_cli("render", write_items(tmp_path / "items.jsonl", rows), "--out", out,
+            "--aspect", "16:9", "--font-size", "20", "--font-style", "regular,handwritten,comic",
+            "--no-progress", "--no-verify")  # fmt: skip
+    manifest = list(read_jsonl(out / "manifest.jsonl"))
+    shown = [row for row in manifest if row["status"] == "ok"]
+    x_heights = [row["measures"]["x_height_px"] for row in shown]
+    assert min(x_heights) >= DEFAULT_THRESHOLDS.x_height_px
+    assert min(x_heights) < DEFAULT_THRESHOLDS.x_height_px + 1  # the floor was reached
+    failed = [row["error"]["reason"] for row in manifest if row["status"] != "ok"]
+    assert failed and set(failed) == {"does_not_fit"}
