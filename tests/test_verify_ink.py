@@ -16,6 +16,7 @@ from itemshot.verify.checks.fonts import font_file
 from itemshot.verify.checks.scoring import FieldResult
 from itemshot.verify.settlers import ink
 from itemshot.verify.settlers.ink_settle import settle_by_ink
+from itemshot.verify.thresholds import DEFAULT_THRESHOLDS
 from itemshot.verify.verdicts import Reason, ReasonCode, RegionScore
 
 FAMILY = "Nanum Pen Script"  # the handwriting face both engines misread
@@ -418,8 +419,9 @@ def test_a_bold_the_browser_draws_for_a_face_without_one_is_drawn_as_it_draws_it
     blur = max(0.6, px / 24)
     shown = _bold_in_chromium(browser, text, px)
     page = ink._page(shown, blur, round(px))
+    t = DEFAULT_THRESHOLDS
     fits = [
-        ink._locate([page], [ink._ink_level(page)], text, face, ink._sizes(px), blur)
+        ink._locate([page], [ink._ink_level(page, t)], text, face, ink._sizes(px), blur, t)
         for face in (regular, emboldened)
     ]
     assert fits[0] is not None and fits[1] is not None

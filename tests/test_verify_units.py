@@ -199,6 +199,28 @@ def test_thresholds_reject_unknown_names() -> None:
         DEFAULT_THRESHOLDS.updated({"nope": 1})
 
 
+def test_thresholds_moved_out_of_the_modules_reach_the_checks_that_use_them() -> None:
+    from dataclasses import replace
+
+    from itemshot.verify.checks.tokens import is_short
+    from itemshot.verify.settlers.ink import Evidence
+
+    assert not is_short("a" * 13)
+    assert is_short("a" * 13, DEFAULT_THRESHOLDS.updated({"short_option_chars": 13}))
+    text = "The quick brown fox jumps over the lazy dog, then rests under an old oak tree."
+    assert missing_ends(text, text[:40]) == ["end"]
+    assert (
+        missing_ends(
+            text, text[:40], thresholds=DEFAULT_THRESHOLDS.updated({"ends_from_chars": 999})
+        )
+        == []
+    )
+    found = Evidence("1", "Figure 1", 0.85, "7", 0.70, 0.15)
+    assert found.shown
+    assert not replace(found, thresholds=DEFAULT_THRESHOLDS.updated({"ink_min_match": 0.9})).shown
+    assert replace(found, thresholds=DEFAULT_THRESHOLDS.updated({"ink_margin": 0.2})).ambiguous
+
+
 def test_alignment_spans_figure_references_and_formulas_the_source_lacks() -> None:
     page = (
         "Question 3\nThe curve in Figure 1 has the form y = az? + b. What are the values\n"

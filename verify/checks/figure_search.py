@@ -39,19 +39,16 @@ import numpy as np
 
 from itemshot.verify.checks.figures import sift
 from itemshot.verify.page.crops import gray
+from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 
 GRID = 8  # tiles along the figure's long side
 COMPARE_SIDE = 360  # px: the long side at which a candidate is compared (at most)
 BLUR = 1.0  # px: smoothing of both sides before comparing (sub-pixel misalignment)
-MIN_GAIN = 0.15  # a fitted contrast below this is no relation at all (or an inverted figure)
-RATIO = 0.75  # Lowe's ratio test
 INSTANCES = 3  # RANSAC fits per match set (one per instance found)
 TEMPLATE_CANDIDATES = 3
-MIN_INLIERS = 6
-MIN_SIDE = 16  # px: a figure shown smaller cannot be checked (nor read)
-MAX_TILT = 30.0  # degrees of rotation of the figure's top edge
-MAX_CORNER_COSINE = 0.5  # corners between 60 and 120 degrees
-MAX_ASPECT_CHANGE = 1.5  # shown width/height against the figure's own
+# Which matches, placements and fits count (Lowe's ratio, the fewest inliers, the shortest
+# side, the most tilt, corner skew and aspect change, the least gain) is decided by the
+# `figure_search_*` fields of `Thresholds`.
 MAX_REFINE_SHIFT = 0.25  # ECC may move a corner by at most this share of the shorter side
 
 
@@ -95,9 +92,14 @@ def _outline(matrix: np.ndarray, figure: np.ndarray) -> np.ndarray:
 
 
 class FigureSearch:
-    """One image, prepared once, in which any number of figures are searched."""
+    """One image, prepared once, in which any number of figures are searched.
 
-    def __init__(self, image: np.ndarray) -> None:
+    `thresholds` decide which matches and placements count and what a
+    placement scores (`figure_search_*`).
+    """
+
+    def __init__(self, image: np.ndarray, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> None:
+        self.thresholds = thresholds
         self.grey = gray(image)
         self.grey32 = self.grey.astype(np.float32)
         self._keypoints: tuple[np.ndarray, np.ndarray | None] | None = None
@@ -156,22 +158,23 @@ class FigureSearch:
             if len(pair) < 2:
                 continue
             best, second = pair
-            if best.distance < RATIO * second.distance:
+            if best.distance < self.thresholds.figure_search_ratio * second.distance:
                 distinct.append((best.queryIdx, best.trainIdx))
             else:
                 # A repeated structure (the same chart twice, say) fails the ratio test
                 # for the genuine match too: both neighbours stay candidates for RANSAC.
                 ambiguous += [(best.queryIdx, best.trainIdx), (second.queryIdx, second.trainIdx)]
         found: list[np.ndarray] = []
+        min_inliers = int(self.thresholds.figure_search_min_inliers)
         for matches in (distinct, distinct + ambiguous):
             remaining = np.asarray(matches, dtype=np.int64).reshape(-1, 2)
             for _ in range(INSTANCES):
-                if len(remaining) < MIN_INLIERS:
+                if len(remaining) < min_inliers:
                     break
                 matrix, mask = cv2.findHomography(
                     source[remaining[:, 0]], image[remaining[:, 1]], cv2.RANSAC, 4.0, maxIters=2000
                 )
-                if matrix is None or mask is None or int(mask.sum()) < MIN_INLIERS:
+                if matrix is None or mask is None or int(mask.sum()) < min_inliers:
                     break
                 found.append(matrix)
                 remaining = remaining[mask.ravel() == 0]
@@ -260,8 +263,10 @@ class FigureSearch:
 
         A page is photographed at most somewhat tilted and in mild perspective;
         a fit that turns the figure sideways, shears it or squashes it is a
-        match of something else (RANSAC on a few glyphs, ECC run away).
+        match of something else (RANSAC on a few glyphs, ECC run away): the
+        `figure_search_*` side, tilt, corner and aspect limits say how far.
         """
+        t = self.thresholds
         outline = _outline(matrix, figure).astype(np.float64)
         if not np.isfinite(outline).all():
             return False
@@ -269,20 +274,22 @@ class FigureSearch:
             return False
         edges = np.roll(outline, -1, axis=0) - outline  # top, right, bottom, left
         lengths = np.linalg.norm(edges, axis=1)
-        if lengths.min() < MIN_SIDE or cv2.contourArea(outline.astype(np.float32)) > 2 * (
-            self.grey.shape[0] * self.grey.shape[1]
-        ):
+        area = self.grey.shape[0] * self.grey.shape[1]
+        if lengths.min() < int(t.figure_search_min_side_px):
+            return False
+        if cv2.contourArea(outline.astype(np.float32)) > 2 * area:
             return False
         tilt = np.degrees(np.arctan2(edges[0, 1], edges[0, 0]))
-        if abs(tilt) > MAX_TILT:
+        if abs(tilt) > t.figure_search_max_tilt:
             return False
         for a, b in ((0, 1), (1, 2), (2, 3), (3, 0)):
             cosine = -np.dot(edges[a], edges[b]) / (lengths[a] * lengths[b])
-            if abs(cosine) > MAX_CORNER_COSINE:
+            if abs(cosine) > t.figure_search_max_corner_cosine:
                 return False
         h, w = figure.shape[:2]
         shown = (lengths[0] + lengths[2]) / max(1e-6, lengths[1] + lengths[3])
-        return 1 / MAX_ASPECT_CHANGE <= shown / (w / h) <= MAX_ASPECT_CHANGE
+        change = t.figure_search_max_aspect_change
+        return 1 / change <= shown / (w / h) <= change
 
     # Verification --------------------------------------------------------------------------
 
@@ -320,7 +327,7 @@ class FigureSearch:
             flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
             borderMode=cv2.BORDER_REPLICATE,
         )
-        score, worst = tile_score(source, seen)
+        score, worst = tile_score(source, seen, self.thresholds)
         corners = tuple((float(x), float(y)) for x, y in outline)
         return Presence(score, method, corners, worst, 1)
 
@@ -345,12 +352,15 @@ class FigureSearch:
         return warp.astype(np.float64) @ np.diag([wc / w, hc / h, 1.0])
 
 
-def tile_score(source: np.ndarray, seen: np.ndarray) -> tuple[float, tuple[float, ...]]:
+def tile_score(
+    source: np.ndarray, seen: np.ndarray, thresholds: Thresholds = DEFAULT_THRESHOLDS
+) -> tuple[float, tuple[float, ...]]:
     """Return 1 - the second-worst tile residual of `seen` against `source`, and the worst ones.
 
     Both are smoothed by `BLUR` px; `seen` is explained as gain × source +
     offset with gain and offset linear across the figure (least squares); each
     tile's RMS residual is divided by gain × the source's standard deviation.
+    A gain under `figure_search_min_gain` scores 0.
     """
     source = cv2.GaussianBlur(source.astype(np.float32), (0, 0), BLUR)
     seen = cv2.GaussianBlur(seen.astype(np.float32), (0, 0), BLUR)
@@ -364,7 +374,7 @@ def tile_score(source: np.ndarray, seen: np.ndarray) -> tuple[float, tuple[float
     design = np.stack([flat, flat * xs, flat * ys, np.ones_like(flat), xs, ys], axis=1)
     coef, *_ = np.linalg.lstsq(design, seen.ravel(), rcond=None)
     gain = float(coef[0])
-    if gain < MIN_GAIN:
+    if gain < thresholds.figure_search_min_gain:
         return 0.0, ()
     residual = ((seen.ravel() - design @ coef) / (gain * spread)).reshape(hc, wc)
     side = max(hc, wc) / GRID

@@ -22,7 +22,6 @@ from itemshot.verify.page.crops import gray
 from itemshot.verify.page.images import flatten_alpha
 
 SHIFT = 6  # px of slack around the region for template matching
-BLANK_FIGURE_STD = 6.0  # grey-level spread under which a figure box counts as empty
 TEMPLATE_BLUR = 1.0  # px (Gaussian sigma) both sides are softened by before correlation
 
 
@@ -122,6 +121,9 @@ def feature_match(image: np.ndarray, figure: np.ndarray) -> FeatureMatch:
 
 
 def figure_content(crop: np.ndarray) -> float:
-    """Return the grey-level standard deviation of a crop (near 0 for an empty box)."""
+    """Return the grey-level standard deviation of a crop (near 0 for an empty box).
+
+    Under `figure_blank_std` the box counts as empty.
+    """
     grey = gray(crop)
     return float(grey.std()) if grey.size else 0.0

@@ -20,6 +20,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from itemshot.verify.checks.fonts import font_file
 from itemshot.verify.reading.text import normalise
+from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 
 # Pairs OCR confuses when a font draws them alike: digit/letter and label letters.
 CANDIDATES = (
@@ -29,14 +30,6 @@ CANDIDATES = (
 )  # fmt: skip
 BARE_STROKE = "|"  # how OCR writes a glyph that is one vertical stroke ("1" or "l" alike)
 SIZE = 32  # px per em: about the size text is read at
-MIN_SIMILARITY = 0.85  # correlation of the two glyphs, centred and softened as the eye sees them
-MAX_HEIGHT_RATIO = 1.25
-# Glyphs of one height leave a reader only their shape to tell them apart: a handwriting
-# "0" as small as its "o" (Nanum Pen Script: correlation 0.80) is read from context alone.
-# Within 10% is one height to the eye: under a pixel at the 8-11 px x-height text is read
-# at (Nanum Pen Script's "2" and "z": 1.08, correlation 0.80, read "z" by both engines).
-SAME_HEIGHT_RATIO = 1.10
-MIN_SIMILARITY_SAME_HEIGHT = 0.78
 
 
 def _ink(font: ImageFont.FreeTypeFont, char: str) -> np.ndarray | None:
@@ -61,19 +54,27 @@ def similarity(a: np.ndarray, b: np.ndarray) -> float:
     return float(x @ y / max(1e-6, np.sqrt((x @ x) * (y @ y))))
 
 
-def alike(a: np.ndarray, b: np.ndarray) -> bool:
-    """Return whether a reader could take one glyph bitmap for the other out of context."""
+def alike(a: np.ndarray, b: np.ndarray, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> bool:
+    """Return whether a reader could take one glyph bitmap for the other out of context.
+
+    Glyphs of one height (within `glyph_same_height_ratio`) leave a reader
+    only their shape to tell them apart: a handwriting "0" as small as its
+    "o" is read from context alone, and a lower correlation makes them alike
+    (`glyph_min_similarity_same_height`, else `glyph_min_similarity`).
+    """
     tall, short = sorted((a.shape[0], b.shape[0]), reverse=True)
-    if tall > MAX_HEIGHT_RATIO * short:
+    if tall > thresholds.glyph_max_height_ratio * short:
         return False
     score = similarity(a, b)
-    if tall <= SAME_HEIGHT_RATIO * short:
-        return score >= MIN_SIMILARITY_SAME_HEIGHT
-    return score >= MIN_SIMILARITY
+    if tall <= thresholds.glyph_same_height_ratio * short:
+        return score >= thresholds.glyph_min_similarity_same_height
+    return score >= thresholds.glyph_min_similarity
 
 
 @lru_cache(maxsize=64)
-def lookalikes(family: str) -> tuple[tuple[str, str], ...]:
+def lookalikes(
+    family: str, thresholds: Thresholds = DEFAULT_THRESHOLDS
+) -> tuple[tuple[str, str], ...]:
     """Return the candidate pairs this installed family draws alike (empty if not installed)."""
     path = font_file(family)
     if path is None:
@@ -87,7 +88,7 @@ def lookalikes(family: str) -> tuple[tuple[str, str], ...]:
         ink_a, ink_b = _ink(font, a), _ink(font, b)
         if ink_a is None or ink_b is None:
             continue
-        if alike(ink_a, ink_b):
+        if alike(ink_a, ink_b, thresholds):
             found.append((a, b))
     return tuple(found)
 
@@ -116,7 +117,9 @@ def _drawn_alike(read: str, written: str, found: list[frozenset[str]]) -> bool:
     )
 
 
-def read_numbers_as_drawn(observed: str, expected: str, family: str) -> str:
+def read_numbers_as_drawn(
+    observed: str, expected: str, family: str, thresholds: Thresholds = DEFAULT_THRESHOLDS
+) -> str:
     """Return the OCR text with tokens the font's lookalikes make into numbers of the source.
 
     "Figure l" read from a face whose "1" is a bare stroke becomes "Figure 1"
@@ -124,9 +127,9 @@ def read_numbers_as_drawn(observed: str, expected: str, family: str) -> str:
     "I-msquare" "1-msquare"). A token is rewritten only into a word of the
     source that holds a digit, glyph for glyph, and never when the source has
     the token as it was read (the word "I"), so a changed digit (1 → 7)
-    still differs.
+    still differs. The font's lookalikes are measured by `thresholds`' `glyph_*`.
     """
-    found = groups(lookalikes(family)) if family else []
+    found = groups(lookalikes(family, thresholds)) if family else []
     if not found:
         return observed
     words = set(normalise(expected).split())
@@ -153,8 +156,10 @@ def read_numbers_as_drawn(observed: str, expected: str, family: str) -> str:
 _PIECE = re.compile(r"[^\s()\[\]+=/:;]+")  # a word or number between spaces, brackets, operators
 
 
-def same_letter_as_drawn(read: str | None, letter: str, family: str) -> bool:
+def same_letter_as_drawn(
+    read: str | None, letter: str, family: str, thresholds: Thresholds = DEFAULT_THRESHOLDS
+) -> bool:
     """Return whether a label read as `read` is `letter` in a face that draws the two alike."""
     if read is None or not family:
         return False
-    return any({read, letter} <= g for g in groups(lookalikes(family)))
+    return any({read, letter} <= g for g in groups(lookalikes(family, thresholds)))

@@ -16,7 +16,6 @@ from itemshot.verify.page.crops import paint_quads, rectify
 from itemshot.verify.thresholds import Thresholds
 from itemshot.verify.verdicts import Reason
 
-CLIP_TOLERANCE = 1.0  # px
 MATH_FONT_PREFIX = "katex_"
 
 
@@ -88,7 +87,7 @@ def x_height_px(region: Region, layout: Layout, render: Mapping[str, Any] | None
     return final_drawn_px(region, layout, render) * (facts.x_height if facts else DEFAULT_X_HEIGHT)
 
 
-def text_regions(layout: Layout) -> list[Region]:
+def text_regions(layout: Layout, thresholds: Thresholds) -> list[Region]:
     """Return the question and option regions that hold text of their own.
 
     An option that shows only a figure (or its placeholder) records the
@@ -99,26 +98,27 @@ def text_regions(layout: Layout) -> list[Region]:
     return [
         r
         for r in layout.regions
-        if r.kind in ("question", "option") and _own_text(r, layout).strip()
+        if r.kind in ("question", "option") and _own_text(r, layout, thresholds).strip()
     ]
 
 
-def _own_text(region: Region, layout: Layout) -> str:
+def _own_text(region: Region, layout: Layout, thresholds: Thresholds) -> str:
     """Return a region's text without that of the figures drawn inside its box."""
     text = region.text
+    tolerance = thresholds.clip_tolerance_px
     for figure in layout.regions:
-        if figure.kind == "figure" and figure.text and _inside(figure.box, region.box):
+        if figure.kind == "figure" and figure.text and _inside(figure.box, region.box, tolerance):
             text = text.replace(figure.text, "", 1)
     return text
 
 
-def _inside(inner: tuple[float, ...], outer: tuple[float, ...]) -> bool:
-    """Return whether box `inner` lies within box `outer`, `CLIP_TOLERANCE` aside."""
+def _inside(inner: tuple[float, ...], outer: tuple[float, ...], tolerance: float) -> bool:
+    """Return whether box `inner` lies within box `outer`, `tolerance` px aside."""
     return (
-        inner[0] >= outer[0] - CLIP_TOLERANCE
-        and inner[1] >= outer[1] - CLIP_TOLERANCE
-        and inner[2] <= outer[2] + CLIP_TOLERANCE
-        and inner[3] <= outer[3] + CLIP_TOLERANCE
+        inner[0] >= outer[0] - tolerance
+        and inner[1] >= outer[1] - tolerance
+        and inner[2] <= outer[2] + tolerance
+        and inner[3] <= outer[3] + tolerance
     )
 
 
@@ -145,7 +145,8 @@ def layout_reasons(
         if region.overflow:
             reasons.append(Reason("overflow", region.name, "content overflows its box"))
         x0, y0, x1, y1 = quad_bounds(region.quad)
-        if not _inside((x0, y0, x1, y1), (0.0, 0.0, width, height)):
+        within = _inside((x0, y0, x1, y1), (0.0, 0.0, width, height), thresholds.clip_tolerance_px)
+        if not within:
             reasons.append(
                 Reason("clipped", region.name, f"quad {x0:.0f},{y0:.0f},{x1:.0f},{y1:.0f}")
             )
@@ -153,7 +154,7 @@ def layout_reasons(
         reasons.append(Reason("math_error", "", message[:120]))
     reasons.extend(_math_presence(item, layout))
     painted = paint_quads(image, [r.quad for r in layout.regions if r.kind == "figure"])
-    for region in text_regions(layout):
+    for region in text_regions(layout, thresholds):
         used = [f for f in region.fonts if not f.lower().startswith(MATH_FONT_PREFIX)]
         fallback = [f for f in used if requested and _family(f) not in requested]
         if fallback:

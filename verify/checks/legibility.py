@@ -30,12 +30,8 @@ from itemshot.renderer.records import Layout
 from itemshot.verify.checks.layout_checks import text_regions, x_height_px
 from itemshot.verify.page.contrast import pixel_contrast
 from itemshot.verify.page.crops import gray, ink_is_light, paint_quads, rectify
-from itemshot.verify.thresholds import Thresholds
+from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from itemshot.verify.verdicts import Reason
-
-# Δ over the steepest central-difference gradient of a crisp anti-aliased edge
-# (measured on clean renders: 1.7–2.0); dividing by it makes a crisp edge 1 px.
-SHARP_EDGE = 1.9
 
 
 @dataclass(frozen=True)
@@ -61,13 +57,14 @@ class Legibility:
         }
 
 
-def edge_width(grey: np.ndarray) -> float | None:
+def edge_width(grey: np.ndarray, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> float | None:
     """Return the width in px over which the region's stroke edges rise (None without ink).
 
     The ink-to-background step Δ is the spread between the background
     (median) and the ink cores (the 1% farthest from it); the steepest
     edges are the 99.5th percentile of the central-difference gradient.
-    A sharp edge rises over about one pixel; blur widens it in proportion.
+    A sharp edge rises over about one pixel (Δ over the steepest gradient is
+    `sharp_edge` there, and is divided by it); blur widens it in proportion.
     """
     if grey.size < 64 or min(grey.shape) < 5:
         return None
@@ -84,12 +81,12 @@ def edge_width(grey: np.ndarray) -> float | None:
     steepest = float(np.percentile(np.hypot(gx, gy), 99.5))
     if steepest <= 0:
         return None
-    return max(1.0, step / (SHARP_EDGE * steepest))
+    return max(1.0, step / (thresholds.sharp_edge * steepest))
 
 
-def measure(crop: np.ndarray, x_height_px: float) -> Legibility:
+def measure(crop: np.ndarray, x_height_px: float, thresholds: Thresholds) -> Legibility:
     """Return the legibility measures of one rectified RGB text crop of the final image."""
-    return Legibility(x_height_px, edge_width(gray(crop)), pixel_contrast(crop))
+    return Legibility(x_height_px, edge_width(gray(crop), thresholds), pixel_contrast(crop))
 
 
 def region_legibility(
@@ -108,10 +105,11 @@ def region_legibility(
     painted = paint_quads(image, figures) if figures else image
     reasons: list[Reason] = []
     measures: dict[str, Legibility] = {}
-    for region in text_regions(layout):
+    for region in text_regions(layout, thresholds):
         if region.font_px <= 0:
             continue
-        found = measure(rectify(painted, region.quad, 0), x_height_px(region, layout, render))
+        x_height = x_height_px(region, layout, render)
+        found = measure(rectify(painted, region.quad, 0), x_height, thresholds)
         measures[region.name] = found
         if found.x_height_px < thresholds.x_height_px:
             detail = f"x-height {found.x_height_px:.1f} px"

@@ -48,7 +48,7 @@ def _text_checks(
         measures["rule"] = "ocr accuracy"
         if score < minimum:
             reasons.append(Reason("text_mismatch", field.name, f"accuracy {score:.2f}"))
-    ends = missing_ends(field.text, observed)
+    ends = missing_ends(field.text, observed, thresholds=thresholds)
     if ends:
         measures["missing_ends"] = ends
         reasons.append(
@@ -126,7 +126,7 @@ def score_option(
     reasons: list[Reason] = []
     measures: dict[str, object] = {"letter_read": letter}
     if not same_letter(letter, field.letter):
-        if same_letter_as_drawn(letter, field.letter, family):
+        if same_letter_as_drawn(letter, field.letter, family, thresholds):
             measures["label"] = f"{letter} and {field.letter} look alike in {family}"
         elif letters and letter is not None and letter.upper() not in letters:
             measures["label"] = f"read as {letter!r}, no option letter: bound by position"
@@ -138,7 +138,8 @@ def score_option(
         )
         reasons.extend(text_reasons)
         measures.update(text_measures)
-        if is_short(field.text) and not field.math and not short_option_found(field.text, rest):
+        short = is_short(field.text, thresholds) and not field.math
+        if short and not short_option_found(field.text, rest):
             reasons.append(Reason("short_option_missing", field.name, field.text.strip()))
     else:
         score = 1.0

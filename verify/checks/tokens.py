@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from itemshot.verify.reading.text import compact, has_cjk, normalise
+from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 
 # A number: optional sign, digits with thousands separators or decimals. Not after a Latin
 # letter or digit ("x2", "E1" are codes), but after kana or kanji ("電圧は12 V": Japanese
@@ -18,7 +19,6 @@ _UNIT = re.compile(r"\s?(%|°[CF]?|[A-Za-z]{1,4}(?:/[A-Za-z]{1,4})?(?:\^?\d)?)(?
 # A capitalised word after a number starts a sentence ("Figure 1 What …"); it is no unit,
 # nor is a short word of the sentence ("Figures 1 and 2", "5 of them", "10 per box").
 _WORD = re.compile(r"[A-Z][a-z]{2,3}|and|or|of|to|is|at|the|per|for|on|by|as|if|an|are|was|with")
-SHORT_OPTION_CHARS = 12
 # Where a number starts in compact text (spaces removed): after no digit, and after no
 # point or comma that follows one ("W.C.B. 7°" compacts to "W.C.B.7°", whose 7 starts one).
 NUMBER_START = r"(?<!\d)(?<!\d[.,])"
@@ -190,9 +190,9 @@ def short_option_found(option: str, observed: str) -> bool:
 _INNER_COMMA = re.compile(r",(?=\S)")  # a comma with no space after it: inside a number
 
 
-def is_short(option: str) -> bool:
-    """Return whether an option is short enough that it must be read exactly."""
-    return 0 < len(compact(option)) <= SHORT_OPTION_CHARS
+def is_short(option: str, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> bool:
+    """Return whether an option is short enough that it must be read exactly (`short_option_chars`)."""
+    return 0 < len(compact(option)) <= int(thresholds.short_option_chars)
 
 
 def _ocr_number_fix(text: str) -> str:

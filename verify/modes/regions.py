@@ -13,7 +13,6 @@ from itemshot.renderer.records import Layout, Region
 from itemshot.verify.checks import expected as source
 from itemshot.verify.checks.expected import Field
 from itemshot.verify.checks.figures import (
-    BLANK_FIGURE_STD,
     SHIFT,
     decode_figure,
     feature_match,
@@ -87,7 +86,6 @@ RETRIES = (
     Retry(1.1, binarise=False, despeckle=True),
     Retry(2.0, binarise=True, despeckle=True),
 )
-MAX_RETRIED_FIELDS = 4  # more failing fields than this: the image fails whatever a re-read finds
 SECOND_ENGINE_MEASURES = ("second_engine", "readings", "settled")
 
 
@@ -236,7 +234,10 @@ def _tokens_in_place(field: Field, result: FieldResult, readings: list[str]) -> 
 
 
 def _by_ink(
-    entry: tuple[Field, list[TextCrop], FieldResult], page_family: str, options: list[Field]
+    entry: tuple[Field, list[TextCrop], FieldResult],
+    page_family: str,
+    options: list[Field],
+    thresholds: Thresholds,
 ) -> tuple[Field, list[TextCrop], FieldResult]:
     """Ask the field's pixels about the tokens every engine missed (see `verify.settlers.ink`).
 
@@ -252,7 +253,9 @@ def _by_ink(
     label = crops[0].region.label
     others = [o.text for o in options if o.name != field.name]
     # The ink is drawn in the face at the size it was set at (see `Region.drawn_px`).
-    settled = settle_by_ink(field, raw, crops[0].drawn_px, family, label, result, others)
+    settled = settle_by_ink(
+        field, raw, crops[0].drawn_px, family, label, result, others, thresholds
+    )
     return field, crops, settled
 
 
@@ -261,7 +264,7 @@ def _score(
 ) -> FieldResult:
     """Score a field's reading, numbers read as the field's own face draws them."""
     family = (primary_font(crops[0].region) or "") if crops else ""
-    observed = read_numbers_as_drawn(observed, field.text, family)
+    observed = read_numbers_as_drawn(observed, field.text, family, thresholds)
     if field.name.startswith("caption:"):
         return score_caption(field, observed, thresholds)
     if field.letter:
@@ -413,7 +416,7 @@ def verify_image(
 ) -> Verdict:
     """Verify one image against its item using the layout record's regions."""
     lang = language_for(item.language, [item.question, *item.options])
-    mismatch = image_mismatch(image, layout)
+    mismatch = image_mismatch(image, layout, thresholds)
     if mismatch is not None:
         return verdict(image_name, item.id, "regions", lang, [mismatch], [])
     reasons: list[Reason] = list(layout_reasons(image, item, layout, thresholds, render))
@@ -512,7 +515,11 @@ def _while_passable(page: _Page, _failing: list[Entry]) -> bool:
 
 
 def _few_left(page: _Page, failing: list[Entry]) -> bool:
-    return page.may_pass and 0 < len(failing) <= MAX_RETRIED_FIELDS
+    """Return whether the image could pass and few enough fields fail to read them again.
+
+    More failing fields than `reread_max_fields` and the image fails whatever a re-read finds.
+    """
+    return page.may_pass and 0 < len(failing) <= int(page.thresholds.reread_max_fields)
 
 
 # In order. A field tesseract rejects is read by the second engine; a formula script no
@@ -529,7 +536,9 @@ SETTLERS = (
         lambda e, _p: (e[0], e[1], _settle_unread_scripts(e[2])),
     ),
     Settler("reread", _few_left, lambda e, p: _reread(e, p.lang, p.thresholds, p.letters)),
-    Settler("ink", _while_passable, lambda e, p: _by_ink(e, p.family, list(p.options))),
+    Settler(
+        "ink", _while_passable, lambda e, p: _by_ink(e, p.family, list(p.options), p.thresholds)
+    ),
 )
 
 
@@ -621,18 +630,17 @@ def _page_family(layout: Layout) -> str:
     return max(glyphs, key=lambda family: glyphs[family]) if glyphs else ""
 
 
-SIZE_TOLERANCE = 1  # px the image may differ from its layout record's size
-
-
-def image_mismatch(image: np.ndarray, layout: Layout) -> Reason | None:
+def image_mismatch(image: np.ndarray, layout: Layout, thresholds: Thresholds) -> Reason | None:
     """Return why an image cannot be the one its layout record describes, or None.
 
-    A cropped, resized or replaced file no longer has the record's size, and a
-    region of the record must cover at least a pixel of it: checking such an
-    image region by region would read the wrong pixels.
+    A cropped, resized or replaced file no longer has the record's size (by
+    more than `layout_size_tolerance_px`), and a region of the record must
+    cover at least a pixel of it: checking such an image region by region
+    would read the wrong pixels.
     """
     height, width = image.shape[:2]
-    if abs(width - layout.width) > SIZE_TOLERANCE or abs(height - layout.height) > SIZE_TOLERANCE:
+    tolerance = int(thresholds.layout_size_tolerance_px)
+    if abs(width - layout.width) > tolerance or abs(height - layout.height) > tolerance:
         detail = f"image is {width}x{height}, its layout record says {layout.width}x{layout.height}"
         return Reason("image_mismatch", "", detail)
     if not any(r.kind == "question" for r in layout.regions):
@@ -658,7 +666,7 @@ def _figures(
             # No source bytes at hand (an output set verified without its dataset):
             # the box must at least show something.
             present = figure_content(rectify(image, region.quad, 0))
-            if present < BLANK_FIGURE_STD:
+            if present < thresholds.figure_blank_std:
                 reasons.append(Reason("figure_missing", region.name, "figure box is blank"))
             scores.append(
                 RegionScore(region.name, "figure", None, measures={"method": "content only"})

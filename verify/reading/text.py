@@ -29,6 +29,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
 from itemshot.verify.reading.variants import fold_variants
+from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 
 _QUOTES = str.maketrans(
     {
@@ -109,14 +110,12 @@ def ocr_accuracy(expected: str, observed: str) -> float:
     return 1.0 - Levenshtein.distance(a, b) / max(len(a), len(b))
 
 
-END_CHARS = 16  # characters at each end of a long text that must be read (truncation check)
-
-
-MIN_END_CHARS = 6  # a formula field's plain start or end shorter than this is not checked
-ENDS_FROM = 24  # shorter texts have no ends of their own to check: the accuracy covers them
-
-
-def missing_ends(expected: str, observed: str, min_ratio: float = 80.0) -> list[str]:
+def missing_ends(
+    expected: str,
+    observed: str,
+    min_ratio: float = 80.0,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+) -> list[str]:
     """Return "start" and/or "end" when a long text's first or last characters are not read.
 
     A truncated text can keep a high overall accuracy when only a short last
@@ -124,20 +123,23 @@ def missing_ends(expected: str, observed: str, min_ratio: float = 80.0) -> list[
     In a text with formulas (line breaks mark where they stood) the ends are
     those of its first and last plain pieces, however short ("What is x?"
     after a displayed formula); a piece that is a formula's place is not
-    checked here (its numbers are).
+    checked here (its numbers are). How many characters are an end, and how
+    long a text or piece must be to have one, are `thresholds`' `ends_*`.
     """
+    end_chars = int(thresholds.ends_chars)
+    min_end_chars = int(thresholds.ends_min_chars)
     a, b = compact(expected).casefold(), compact(observed).casefold()
-    if len(a) < ENDS_FROM:
+    if len(a) < int(thresholds.ends_from_chars):
         return []
     pieces = expected.split("\n")
     first, last = compact(pieces[0]).casefold(), compact(pieces[-1]).casefold()
     if len(pieces) == 1:
         first = last = a
     missing = []
-    span = 2 * END_CHARS
-    if len(first) >= MIN_END_CHARS and fuzz.partial_ratio(first[:END_CHARS], b[:span]) < min_ratio:
+    span = 2 * end_chars
+    if len(first) >= min_end_chars and fuzz.partial_ratio(first[:end_chars], b[:span]) < min_ratio:
         missing.append("start")
-    if len(last) >= MIN_END_CHARS and fuzz.partial_ratio(last[-END_CHARS:], b[-span:]) < min_ratio:
+    if len(last) >= min_end_chars and fuzz.partial_ratio(last[-end_chars:], b[-span:]) < min_ratio:
         missing.append("end")
     return missing
 

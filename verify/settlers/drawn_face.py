@@ -92,8 +92,9 @@ def identify_face(
 
     The probes are chosen by `longest_probes`. Each face is tried over the
     sizes a face of any x-height may be drawn at for a word of that box.
-    None when there is no probe, or no face fits well enough, or two faces
-    fit about as well.
+    None when there is no probe, or no face fits well enough (their mean
+    match under `ink_min_match`, the least a token's drawing must match),
+    or two faces fit about as well (within `face_lead`).
     """
     if not probes:
         return None
@@ -103,13 +104,14 @@ def identify_face(
         for probe in probes:
             low = max(6, round(probe.font_px * thresholds.face_size_low))
             high = max(low, round(probe.font_px * thresholds.face_size_high))
-            score, size = ink.face_fit([probe.crop], probe.text, family, range(low, high + 1))
+            tried = range(low, high + 1)
+            score, size = ink.face_fit([probe.crop], probe.text, family, tried, thresholds)
             scores.append(score)
             sizes.append(size)
         fits.append((float(np.mean(scores)), round(float(np.median(sizes))), family))
     fits.sort(reverse=True)
     (score, size, family), (second, _size, other) = fits[0], fits[1]
-    if score < thresholds.face_match or score - second < thresholds.face_lead:
+    if score < thresholds.ink_min_match or score - second < thresholds.face_lead:
         return None
     texts = tuple(p.text for p in probes)
     return DrawnFace(family, size, reference_px, score, other, second, texts)

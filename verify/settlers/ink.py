@@ -29,16 +29,12 @@ from PIL import Image, ImageDraw, ImageFont
 
 from itemshot.verify.checks.fonts import face_files
 from itemshot.verify.reading.text import normalise
+from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 
+# What decides a verdict (the least match, the margin over a rival, the lead of a reading
+# here, the tolerances of a context and a size, a blank window, a glyph beside) is the
+# `ink_*` fields of `Thresholds`; what follows is how drawings are made and compared.
 SCALES = (0.9, 1.1)  # sizes tried, 1 px apart, around the recorded one: a capture resamples
-MIN_MATCH = 0.8  # correlation with the ink under which the token is not shown, whatever its rivals
-MARGIN = 0.05  # how much better than every rival the source's drawing must match the ink
-# How much better a reading drawn in one of the token's contexts must fit the ink than the
-# source drawn in the same context, to say the place shows the reading ("Both can" 0.98 over
-# "Both cannot" 0.85 where the image says "can").
-READ_HERE_LEAD = 0.08
-CONTEXT_TOLERANCE = 0.02  # a longer context matching this much worse is still the one drawn
-FIT_TOLERANCE = 0.05  # a size at which both drawings match the ink this much worse says nothing
 DIFFERENT_INK = 64.0  # drawings differing by more than this in a column differ there
 EDGE = 2  # px of blank drawn around a drawing's text, its origin's offset
 SUPERSAMPLE = 4  # an emboldened drawing's scale while drawn: its stroke is a fraction of a px
@@ -67,6 +63,8 @@ class Evidence:
     # Where the token itself was found: (crop, row, column, size). Two places of one token
     # found at the same spot are one drawing, not two (`same_place`).
     at: tuple[int, int, int, int] | None = field(default=None, compare=False)
+    # The thresholds it is judged by (`ink_min_match`, `ink_margin`).
+    thresholds: Thresholds = field(default=DEFAULT_THRESHOLDS, compare=False, repr=False)
 
     def same_place(self, other: Evidence) -> bool:
         """Return whether two evidences found their token's drawing at the same spot of the ink."""
@@ -80,7 +78,8 @@ class Evidence:
     @property
     def shown(self) -> bool:
         """Return whether the ink shows the source token rather than any rival."""
-        return self.score >= MIN_MATCH and self.margin >= MARGIN
+        t = self.thresholds
+        return self.score >= t.ink_min_match and self.margin >= t.ink_margin
 
     @property
     def ambiguous(self) -> bool:
@@ -90,7 +89,8 @@ class Evidence:
         face at this size the two are drawn too alike for the pixels to say
         which one the image shows.
         """
-        return self.score >= MIN_MATCH and -MARGIN < self.margin < MARGIN
+        t = self.thresholds
+        return self.score >= t.ink_min_match and -t.ink_margin < self.margin < t.ink_margin
 
     def describe(self) -> str:
         """Return a one-line account for the region's measures."""
@@ -186,9 +186,6 @@ def _page(crop: np.ndarray, blur: float, margin: int) -> np.ndarray:
     return cv2.GaussianBlur(pixels, (0, 0), blur)
 
 
-MIN_WINDOW_STD = 0.25  # of the drawing's: a near-blank window correlates with anything
-
-
 def _window_sums(table: np.ndarray, height: int, width: int) -> np.ndarray:
     """Return the sum over every `height` × `width` window from an integral table."""
     return (
@@ -209,13 +206,15 @@ def _window_std(page: np.ndarray, height: int, width: int) -> np.ndarray:
 
 SIDE = 0.15  # em: the strip beside a located drawing's ink that must hold none
 SIDE_GAP = 2  # px between the drawing's ink and its strips: the blur's halo of its own edge
-SIDE_INK = 0.4  # of the page's ink level: a strip this dark holds another glyph's stroke
 
 
-def _ink_level(page: np.ndarray) -> float:
-    """Return the strip darkness over which a side strip holds another glyph's stroke."""
+def _ink_level(page: np.ndarray, thresholds: Thresholds) -> float:
+    """Return the strip darkness over which a side strip holds another glyph's stroke.
+
+    That is `ink_side_level` of the page's ink level (its 99.5th percentile).
+    """
     inked = page[page > 0]
-    return SIDE_INK * float(np.percentile(inked, 99.5)) if inked.size else 0.0
+    return thresholds.ink_side_level * float(np.percentile(inked, 99.5)) if inked.size else 0.0
 
 
 def _stands_alone(page: np.ndarray, level: float, drawing: np.ndarray, size: int) -> np.ndarray:
@@ -274,10 +273,12 @@ def _locate(
     face: Face,
     sizes: Iterable[int],
     blur: float,
+    thresholds: Thresholds,
 ) -> _Spot | None:
     """Return the best `_Spot` of `text` at every size in every crop (None: nowhere).
 
-    `levels` are the pages' `_ink_level`s, measured once per page.
+    `levels` are the pages' `_ink_level`s, measured once per page. A window
+    whose spread is under `ink_min_window_std` of the drawing's is no place.
     """
     best: _Spot | None = None
     for size in sizes:
@@ -289,7 +290,8 @@ def _locate(
             if height > page.shape[0] or width > page.shape[1]:
                 continue
             scores = cv2.matchTemplate(page, drawing, cv2.TM_CCOEFF_NORMED)
-            inked = _window_std(page, height, width) >= MIN_WINDOW_STD * float(drawing.std())
+            spread = thresholds.ink_min_window_std * float(drawing.std())
+            inked = _window_std(page, height, width) >= spread
             inked &= _stands_alone(page, levels[index], drawing, size)
             if not inked.any():
                 continue
@@ -301,7 +303,11 @@ def _locate(
 
 
 def face_fit(
-    crops: Sequence[np.ndarray], text: str, family: str, sizes: Sequence[int]
+    crops: Sequence[np.ndarray],
+    text: str,
+    family: str,
+    sizes: Sequence[int],
+    thresholds: Thresholds,
 ) -> tuple[float, int]:
     """Return how well `text` drawn in `family` matches the crops' ink at its best size, and the size.
 
@@ -312,10 +318,10 @@ def face_fit(
         return -1.0, 0
     blur = max(0.6, min(sizes) / 24)
     pages = [_page(crop, blur, max(sizes)) for crop in crops]
-    levels = [_ink_level(page) for page in pages]
+    levels = [_ink_level(page, thresholds) for page in pages]
     best = (-1.0, 0)
     for face in faces(family):
-        spot = _locate(pages, levels, text, face, sizes, blur)
+        spot = _locate(pages, levels, text, face, sizes, blur, thresholds)
         if spot is not None and spot.score > best[0]:
             best = (spot.score, spot.size)
     return best
@@ -420,6 +426,7 @@ def weigh(
     rivals: Iterable[str],
     read_here: Sequence[str] = (),
     text: str = "",
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
 ) -> Evidence | None:
     """Return how the ink of normalised `crops` supports `token` against its `rivals`.
 
@@ -436,26 +443,29 @@ def weigh(
     the source's drawing somewhere else says where the place is. The source
     was located over other ink ("less than" over a handwritten "loss then"),
     and is not shown. So is a token whose reading, drawn in any of the
-    token's contexts, fits the ink by `READ_HERE_LEAD` better than the source
+    token's contexts, fits the ink by `ink_read_lead` better than the source
     drawn in that context: "Both can be" fits an image that says so far
     better than "Both cannot be", which a shorter context ("Both cannot",
     its extra letters over the next word) fits well enough to be located.
     `text` is the field's source: a reading drawn in a context the source
     itself shows somewhere ("does know" where it also says "does know") is
-    no evidence about this place.
+    no evidence about this place. `thresholds` hold the `ink_*` numbers the
+    evidence is weighed by, and its verdict judged by.
     """
     tried = faces(family) if family else ()
     if not tried or not crops:
         return None
     blur = max(0.6, font_px / 24)
     pages = [_page(crop, blur, round(font_px)) for crop in crops]
-    levels = [_ink_level(page) for page in pages]
+    levels = [_ink_level(page, thresholds) for page in pages]
     located = []
     # The weight is not on record (a label is bold, a "bold" style all of it): every face
     # is tried, and the rivals are drawn in the one the ink matches.
     for face in tried:
         for before, after in contexts or [("", "")]:
-            spot = _locate(pages, levels, before + token + after, face, _sizes(font_px), blur)
+            spot = _locate(
+                pages, levels, before + token + after, face, _sizes(font_px), blur, thresholds
+            )
             if spot is not None:
                 located.append((spot.score, before, after, spot))
     if not located:
@@ -465,7 +475,7 @@ def weigh(
     # only the rival's drawing reaches, which any rival fits better than a blank.
     top = max(found[0] for found in located)
     _score, before, after, spot = max(
-        (found for found in located if found[0] >= top - CONTEXT_TOLERANCE),
+        (found for found in located if found[0] >= top - thresholds.ink_context_tolerance),
         key=lambda found: (len(found[1]) + len(found[2]), found[0]),
     )
     page, face = pages[spot.page], spot.face
@@ -473,19 +483,22 @@ def weigh(
     drawn = before + token + after
     where = _token_at(spot, before, token)
     foreign = [r for r in dict.fromkeys(read_here) if r and _value(r) != _value(token)]
+    unshown = _unshown(foreign, before, after, text)
     elsewhere = _read_elsewhere(
-        pages, levels, spot, (before, after), _unshown(foreign, before, after, text), font_px, blur
+        pages, levels, spot, (before, after), unshown, font_px, blur, thresholds
     )
     if elsewhere is not None:
         other, there = elsewhere
-        return Evidence(
-            token, drawn, spot.score, other, there.score, spot.score - there.score, where
-        )
-    instead = _read_instead(pages, levels, located, face, token, foreign, text, font_px, blur)
+        lead = spot.score - there.score
+        return Evidence(token, drawn, spot.score, other, there.score, lead, where, thresholds)
+    instead = _read_instead(
+        pages, levels, located, face, token, foreign, text, font_px, blur, thresholds
+    )
     if instead is not None:
         source_drawn, source_score, other, there = instead
+        lead = source_score - there.score
         return Evidence(
-            token, source_drawn, source_score, other, there.score, source_score - there.score, where
+            token, source_drawn, source_score, other, there.score, lead, where, thresholds
         )
     own = _drawing(drawn, face, spot.size, blur)
     assert own is not None  # it was located
@@ -512,7 +525,7 @@ def weigh(
             if drawing is None:
                 continue
             there = _near(page, at, drawing_own, drawing, 0, shift)
-            if max(at.score, there.score) < spot.score - FIT_TOLERANCE:
+            if max(at.score, there.score) < spot.score - thresholds.ink_fit_tolerance:
                 continue  # neither drawing is the ink's size: their glyphs land anywhere
             pair = _compare(page, face, (drawn, drawing_own, at), (text, drawing, there), shift)
             if pair is not None:  # drawn alike at this size: no evidence either way
@@ -521,7 +534,7 @@ def weigh(
             mine, value = 1.0, 1.0
         if mine - value < margin:
             rival, rival_score, margin = other, value, mine - value
-    return Evidence(token, drawn, spot.score, rival, rival_score, margin, where)
+    return Evidence(token, drawn, spot.score, rival, rival_score, margin, where, thresholds)
 
 
 def _token_at(spot: _Spot, before: str, token: str) -> tuple[int, int, int, int]:
@@ -553,6 +566,7 @@ def _read_instead(
     text: str,
     font_px: float,
     blur: float,
+    thresholds: Thresholds,
 ) -> tuple[str, float, str, _Spot] | None:
     """Return a reading that, in one of the token's contexts, fits far better than the source there.
 
@@ -563,7 +577,7 @@ def _read_instead(
     lead (a scan's thickened "has no effect" fits bold Noto at 0.70, "has
     Rio effect" at 0.82, while "has no" fits at 0.90). Returns (source
     drawing, its fit, the reading's drawing, where that was located) for
-    the first context where the reading leads by `READ_HERE_LEAD`; None
+    the first context where the reading leads by `ink_read_lead`; None
     when the source holds its own in every context.
     """
     best = max(found[0] for found in located)
@@ -572,8 +586,8 @@ def _read_instead(
             continue
         for read in _unshown(reads, before, after, text):
             drawn = before + read + after
-            there = _locate(pages, levels, drawn, spot.face, _sizes(font_px), blur)
-            if there is not None and there.score >= max(score + READ_HERE_LEAD, best):
+            there = _locate(pages, levels, drawn, spot.face, _sizes(font_px), blur, thresholds)
+            if there is not None and there.score >= max(score + thresholds.ink_read_lead, best):
                 return before + token + after, score, drawn, there
     return None
 
@@ -586,6 +600,7 @@ def _read_elsewhere(
     read_here: Sequence[str],
     font_px: float,
     blur: float,
+    thresholds: Thresholds,
 ) -> tuple[str, _Spot] | None:
     """Return a reading drawn in the token's context that fits better away from its spot.
 
@@ -596,7 +611,8 @@ def _read_elsewhere(
     for read in dict.fromkeys(read_here):
         if not read:
             continue
-        there = _locate(pages, levels, before + read + after, spot.face, _sizes(font_px), blur)
+        drawn = before + read + after
+        there = _locate(pages, levels, drawn, spot.face, _sizes(font_px), blur, thresholds)
         if there is not None and there.score > spot.score and not _overlap(spot, there):
             return read, there
     return None

@@ -24,6 +24,7 @@ from itemshot.verify.checks.scoring import FORMULA_PREFIX, FieldResult
 from itemshot.verify.checks.tokens import codes, is_short, leading_number, number_units, numbers
 from itemshot.verify.reading.text import normalise
 from itemshot.verify.settlers import ink
+from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from itemshot.verify.verdicts import Reason, ReasonCode
 
 SETTLED_BY_INK = (
@@ -43,6 +44,7 @@ def settle_by_ink(
     label: str,
     result: FieldResult,
     others: Sequence[str] = (),
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
 ) -> FieldResult:
     """Return the field's result with every token check its ink settles passed.
 
@@ -50,11 +52,13 @@ def settle_by_ink(
     `font_px`, `family` the face that drew most of its glyphs, `label` the
     option's drawn label ("(A)") and `others` the item's other options'
     texts: what a short option's place could show instead (swapped options).
-    What was weighed is recorded in the region's measures under `ink`.
+    The evidence is weighed by `thresholds` (its `ink_*` fields). What was
+    weighed is recorded in the region's measures under `ink`.
     """
     if not result.reasons or not family or not crops:
         return result
-    settled = SETTLED_BY_INK + WORD_CODES + (("text_mismatch",) if _whole_token(field) else ())
+    whole_token = _whole_token(field, thresholds)
+    settled = SETTLED_BY_INK + WORD_CODES + (("text_mismatch",) if whole_token else ())
     if any(r.code not in settled for r in result.reasons):
         return result  # the field fails on its text whatever the tokens show
     readings = _readings(result)
@@ -95,7 +99,15 @@ def settle_by_ink(
         spots: list[ink.Evidence] = []
         for contexts in places:
             found = ink.weigh(
-                crops, font_px, family, token, contexts, others, read_here, text=text or source
+                crops,
+                font_px,
+                family,
+                token,
+                contexts,
+                others,
+                read_here,
+                text=text or source,
+                thresholds=thresholds,
             )
             if found is not None:
                 weighed.append(found)
@@ -138,9 +150,9 @@ def _ambiguity(name: str, family: str, weighed: list[ink.Evidence]) -> list[Reas
     return [Reason("glyph_ambiguity", name, detail)]
 
 
-def _whole_token(field: Field) -> bool:
+def _whole_token(field: Field, thresholds: Thresholds) -> bool:
     """Return whether a field's whole text is one token the ink can weigh (a short option)."""
-    return bool(field.letter) and is_short(field.text) and not field.math
+    return bool(field.letter) and is_short(field.text, thresholds) and not field.math
 
 
 def _settle(
