@@ -7,6 +7,8 @@ no letter ("(&)" for G, "(9)" for J).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from itemshot.renderer.items import Item
 from itemshot.verify.checks.labels import label_shape
 from itemshot.verify.checks.scoring import FORMULA_PREFIX
@@ -121,5 +123,34 @@ def test_reading_in_place_settles_how_text_reads_but_not_a_formula_or_the_page()
     assert settled_by_reading(Reason("text_mismatch", "question", "accuracy 0.71"))
     # A formula's numbers are checked against the layout record in region mode: none here.
     assert not settled_by_reading(Reason("number_missing", "option:A", FORMULA_PREFIX + "1"))
-    assert not settled_by_reading(Reason("option_missing", "option:B", "label not found"))
+    # An option whose label no reading shows is looked for by its text and read in place.
+    assert settled_by_reading(Reason("option_missing", "option:B", "label not found"))
     assert not settled_by_reading(Reason("reading_order", "option:D", "after option:C"))
+
+
+def test_an_option_whose_label_is_not_read_stands_where_its_text_is_read() -> None:
+    item = Item("list", "Which city?", ("the old Oslo", "Lima", "new York", "Rome"), 0)
+    found = [
+        *_row(0, 0, [(0, "Which"), (60, "city?")]),
+        *_row(40, 1, [(0, "(A)"), (40, "the"), (80, "old"), (120, "Oslo")]),
+        *_row(70, 2, [(0, "(B)"), (40, "Lima")]),
+        *_row(100, 3, [(0, "(PD."), (40, "new"), (80, "York")]),  # a label misread
+        *_row(130, 4, [(40, "Rome")]),  # a label not read at all
+    ]
+    labels = option_labels(found, LETTERS)
+    assert sorted(labels.assigned) == ["A", "B"]
+    regions = {r.name: r for r in locate_fields(found, labels, 1.0, item, (400, 800))}
+    margin = 0.35 * HEIGHT
+    # C: from its misread label, a short word just before its text.
+    assert regions["option:C"].box == (0.0, 100 - margin, 120 + margin, 120 + margin)
+    # D: its text, with room on its left for the label.
+    assert regions["option:D"].box == (0.0, 130 - margin, 80 + margin, 150 + margin)
+    assert (regions["option:D"].letter, regions["option:D"].kind) == ("D", "option")
+
+
+def test_a_short_option_is_located_only_where_it_is_read_exactly() -> None:
+    item = Item("grid", "Which city?", ("the old Oslo", "Lima", "new York", "Rome"), 0)
+    found = [w for w in _grid() if w.text != "(D)"]
+    found = [replace(w, text="Rame") if w.text == "Rome" else w for w in found]
+    regions = locate_fields(found, option_labels(found, LETTERS), 1.0, item, (400, 800))
+    assert "option:D" not in {r.name for r in regions}

@@ -33,12 +33,14 @@ from itemshot.verify.checks.lookalikes import LABEL_RIVALS
 from itemshot.verify.checks.meaning import WORD_CODES, split_words
 from itemshot.verify.checks.scoring import (
     FORMULA_PREFIX,
+    FieldResult,
     formula_number_reasons,
     score_option,
     score_stem,
 )
 from itemshot.verify.checks.tokens import (
     contradicted_formula_scripts,
+    is_short,
     unread_formula_scripts,
 )
 from itemshot.verify.modes.regions import located_crops, settle_located
@@ -56,8 +58,8 @@ from itemshot.verify.verdicts import Reason, ReasonCode, RegionScore, Verdict, v
 READINGS = ((False, 3), (True, 3), (False, 6), (True, 11))
 CONTINUATION_LINES = 4  # an option's text may wrap onto this many more lines
 MIN_LONG_SIDE = 1400  # smaller pages are enlarged before OCR
-# What a field read in place (see `settle_located`) may settle: how its text reads. A
-# missing option, a figure or the reading order is about the page, not one field's words.
+# What a field read in place (see `settle_located`) may settle: how its text and label
+# read. A figure or the reading order is about the page, not one field's words.
 SETTLED_IN_PLACE = frozenset(
     {
         ReasonCode.TEXT_MISMATCH,
@@ -65,13 +67,18 @@ SETTLED_IN_PLACE = frozenset(
         ReasonCode.UNIT_MISSING,
         ReasonCode.SHORT_OPTION_MISSING,
         ReasonCode.LETTER_MISMATCH,
+        ReasonCode.OPTION_MISSING,  # whole-image: no reading shows its label, nor its text well
         *WORD_CODES,
     }
 )
+# An option's label no reading shows as its letter: its text is looked for in every reading.
+LABEL_NOT_READ = frozenset({ReasonCode.LETTER_MISMATCH, ReasonCode.OPTION_MISSING})
 WORD_HEIGHT_EM = 0.75  # an OCR word box's height (median of a line's words) per em
 BOX_MARGIN = 0.35  # word heights of margin around a located field's words
 STEM_LINE_SHARE = 0.5  # a line of the stem: at least this share of its words are the stem's
 STEM_WRAP_GAP = 0.8  # word heights of blank between a stem line and the one it wraps onto
+LABEL_ROOM = 3.0  # word heights left of an option's first word that its label may take
+LABEL_CHARS = 5  # a word this short just before an option's text is its label, misread
 PROBE_PUNCTUATION = ".,;:!?()[]'\"“”‘’"  # stripped from a word drawn to tell the face
 
 
@@ -473,8 +480,8 @@ def audit_image(
             break
     best = readings[-1] if not readings[-1].reasons else _field_by_field(readings)
     if best.reasons:
-        closest = max(range(len(readings)), key=lambda k: _fit(readings[k]))
-        best = _settled_in_place(best, image, item, *pages[closest], thresholds)
+        order = sorted(range(len(readings)), key=lambda k: _fit(readings[k]), reverse=True)
+        best = _settled_in_place(best, image, item, [pages[k] for k in order], thresholds)
     if check_figures:
         reasons, scores = _figures(image, item, thresholds)
         best = verdict(
@@ -489,7 +496,12 @@ def audit_image(
 
 
 def locate_fields(
-    found: list[Word], labels: OptionLabels, scale: float, item: Item, shape: tuple[int, ...]
+    found: list[Word],
+    labels: OptionLabels,
+    scale: float,
+    item: Item,
+    shape: tuple[int, ...],
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
 ) -> list[Region]:
     """Return a region for each field whose words this reading places on the page.
 
@@ -497,7 +509,8 @@ def locate_fields(
     stem is the run of lines before the first label, from the first to the
     last line most of whose words are the stem's (a header or badge above it,
     a caption under a figure inside it, are not its lines), and the lines
-    it wraps onto right under it.
+    it wraps onto right under it. An option whose label the reading shows as
+    no letter stands where its text is read, widened on the left for its label.
     """
     first = min((a.index for a in labels.assigned.values()), default=len(found))
     stem_words = set(split_words(source.stem(item).text))
@@ -517,7 +530,61 @@ def locate_fields(
         option = option_lines(found, anchor.index, labels.stops, labels.right(anchor))
         there = [found[anchor.index], *(found[i] for line in option for i in line)]
         located.append(_region(f"option:{letter}", "option", there, scale, shape, letter))
+    # An option whose label no reading shows as a letter ("(I)" read "(PD.") stands where
+    # its text is read, with the room its label takes on the left: read in place, the label
+    # is then judged as in region mode (read again, or shown by the ink in the page's face).
+    stem_ids = {id(word) for word in stem} if shared else set()
+    rest = [word for word in found if id(word) not in stem_ids]
+    for field in source.options(item, drop_figure_refs=True):
+        if field.letter in labels.assigned or not field.text.strip():
+            continue
+        there = _words_showing(field.text, rest, thresholds)
+        if there:
+            name = f"option:{field.letter}"
+            room = _label_room(rest, there)
+            located.append(_region(name, "option", there, scale, shape, field.letter, room))
     return located
+
+
+def _words_showing(text: str, found: list[Word], thresholds: Thresholds) -> list[Word]:
+    """Return the run of words that reads as `text` (none: no run reads as it well enough).
+
+    The run is in reading order: an option of a grid's left column that wraps
+    is read with the right column's words between its lines, and is not found.
+    """
+    pieces = [normalise(word.text) for word in found]
+    page = " ".join(pieces)
+    start, end, _cost = best_window(normalise(text), page)
+    there, at = [], 0
+    for word, piece in zip(found, pieces, strict=True):
+        if at < end and at + len(piece) > start:
+            there.append(word)
+        at += len(piece) + 1
+    lines = {word.line for word in there}
+    if not there or len(lines) > CONTINUATION_LINES + 1:
+        return []
+    shown = page[start:end]
+    if is_short(text, thresholds):  # must be read exactly: "34.5%" is not where "34.8%" is
+        return there if compact(text).casefold() == compact(shown).casefold() else []
+    return there if ocr_accuracy(text, shown) >= thresholds.whole_image_field else []
+
+
+def _label_room(found: list[Word], there: list[Word]) -> float:
+    """Return where (OCR px) the room for an option's label left of its first word begins.
+
+    A short word just before it on its line is its label misread; otherwise
+    the room is `LABEL_ROOM` word heights, short of any word before it.
+    """
+    first = there[0]
+    index = next(k for k, word in enumerate(found) if word is first)
+    previous = found[index - 1] if index and found[index - 1].line == first.line else None
+    room = first.left - LABEL_ROOM * first.height
+    if previous is None:
+        return max(0.0, room)
+    end = previous.left + previous.width
+    if len(previous.text) <= LABEL_CHARS and first.left - end < LABEL_ROOM * first.height:
+        return float(previous.left)
+    return max(room, end + BOX_MARGIN * first.height)
 
 
 def _wraps_onto(row: list[Word], below: list[Word]) -> bool:
@@ -541,12 +608,16 @@ def _region(
     scale: float,
     shape: tuple[int, ...],
     letter: str = "",
+    left: float = math.inf,
 ) -> Region:
-    """Return the region around a field's words, in the image's pixels, sized by their height."""
+    """Return the region around a field's words, in the image's pixels, sized by their height.
+
+    `left` (OCR px) widens it to the left, to hold what stands before the words.
+    """
     height = float(np.median([w.height for w in there])) / scale
     margin = BOX_MARGIN * height
     box = (
-        max(0.0, min(w.left for w in there) / scale - margin),
+        max(0.0, min(left, *(w.left for w in there)) / scale - margin),
         max(0.0, min(w.top for w in there) / scale - margin),
         min(float(shape[1]), max(w.left + w.width for w in there) / scale + margin),
         min(float(shape[0]), max(w.top + w.height for w in there) / scale + margin),
@@ -559,35 +630,53 @@ def _settled_in_place(
     best: Verdict,
     image: np.ndarray,
     item: Item,
-    found: list[Word],
-    labels: OptionLabels,
-    scale: float,
+    pages: list[tuple[list[Word], OptionLabels, float]],
     thresholds: Thresholds,
 ) -> Verdict:
     """Return the verdict with each failing field the region audit passes where it stands passed.
 
-    Only how a field's text reads is settled this way (`SETTLED_IN_PLACE`);
-    a field passes only when its located region has no reason left, and the
-    whole-image reasons it replaced, the box and what was read there are
-    recorded under `located`.
+    Only how a field's text reads is settled this way (`SETTLED_IN_PLACE`).
+    Each reading, the one explaining the item best first, places the fields
+    it finds; a field passes when the region audit leaves no reason at a
+    place one of them gives (a field's label and text shown together there are
+    on the page, whichever reading found them). The whole-image reasons it
+    replaced, the box and what was read there are recorded under `located`.
     """
-    failing = {r.region for r in best.reasons}
-    located = locate_fields(found, labels, scale, item, image.shape[:2])
-    places = {r.name: r for r in located if r.name in failing}
-    if not all(map(settled_by_reading, best.reasons)) or len(places) < len(failing):
+    if not all(map(settled_by_reading, best.reasons)):
         return best  # the image fails whatever its fields read in place
-    stem = next((r for r in located if r.name == "question"), None)
-    face = _drawn_face(image, item, found, scale, stem, thresholds) if stem is not None else None
-    results = settle_located(image, item, list(places.values()), thresholds=thresholds, face=face)
-    passed = {name for name, result in results.items() if not result.reasons}
-    if not passed:
+    failing = {r.region for r in best.reasons}
+    # Only an option whose label is not read is looked for in the other readings: a field
+    # whose text fails is judged where the closest reading places it, as a larger box from
+    # another reading (with a figure's frame in it) gives the ink more to mistake.
+    unlabelled = failing - {r.region for r in best.reasons if r.code not in LABEL_NOT_READ}
+    settled: dict[str, tuple[Region, FieldResult]] = {}
+    face: DrawnFace | None = None
+    faced = False
+    for rank, (found, labels, scale) in enumerate(pages):
+        wanted = (failing if rank == 0 else unlabelled) - settled.keys()
+        located = locate_fields(found, labels, scale, item, image.shape[:2], thresholds)
+        places = {r.name: r for r in located if r.name in wanted}
+        if not places:
+            continue
+        stem = next((r for r in located if r.name == "question"), None)
+        if not faced and stem is not None:
+            face, faced = _drawn_face(image, item, found, scale, stem, thresholds), True
+        results = settle_located(
+            image, item, list(places.values()), thresholds=thresholds, face=face
+        )
+        settled.update(
+            (name, (places[name], result)) for name, result in results.items() if not result.reasons
+        )
+        if len(settled) == len(failing):
+            break
+    if not settled:
         return best
     regions = []
     for region in best.regions:
-        if region.name in passed:
-            result = results[region.name]
+        if region.name in settled:
+            place, result = settled[region.name]
             record = {
-                "box": [round(v, 1) for v in places[region.name].box],
+                "box": [round(v, 1) for v in place.box],
                 "observed": result.region.observed,
                 "score": round(result.score, 4),
                 "replaced": [
@@ -598,7 +687,7 @@ def _settled_in_place(
             }
             region = replace(region, measures={**region.measures, "located": record})
         regions.append(region)
-    reasons = [r for r in best.reasons if r.region not in passed]
+    reasons = [r for r in best.reasons if r.region not in settled]
     return verdict(best.image, best.item_id, best.mode, best.lang, reasons, regions)
 
 
@@ -746,7 +835,7 @@ def _figures(
     """Return a reason for each source figure not found unchanged, and every figure's score."""
     reasons: list[Reason] = []
     scores: list[RegionScore] = []
-    search = FigureSearch(image)
+    search = FigureSearch(image, thresholds)
     for number, figure in sorted(item.figures.items()):
         found = search.find(decode_figure(figure.data), thresholds.figure_presence)
         if found.score < thresholds.figure_presence:
