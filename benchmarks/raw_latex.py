@@ -48,9 +48,9 @@ TOOL = ROOT / "tests" / "data" / "mmmu-pro" / "tool" / "data.jsonl"
 AMOUNT = re.compile(r"\$\s?\d")
 ESCAPED_DOLLAR = "\\$"
 # The cross-check of pages rendered ok, on their recorded region text (a second,
-# simpler reading than the page's own check): delimiters, KaTeX commands, and a
-# dollar that opens TeX.
-_DELIMITER = re.compile(r"\$\$|\\[()[\]]|\$(?=[\\^_{])")
+# simpler reading than the page's own check): delimiters, KaTeX commands, braced
+# scripts, and a dollar that opens TeX.
+_DELIMITER = re.compile(r"\$\$|\\[()[\]]|\$(?=[\\^_{])|[\^_]\{")
 _COMMAND = re.compile(r"\\([A-Za-z]+)")
 
 

@@ -91,8 +91,9 @@ def blocked_commands(latex: str) -> list[str]:
 #   brace, and no run of prose words) or a single token; plainly TeX content
 #   may also be followed by a digit (MMMU-Pro writes `$\beta $0` for β0);
 # - `$$…$$` and `\[…\]` display, `\(…\)` inline;
-# - no delimiters at all (`1.2\phase{-37.8} V`): a run of formula-like words
-#   around a command KaTeX defines (see `_undelimited`).
+# - no delimiters at all (`1.2\phase{-37.8} V`, `10e^{-t} u(t)`): a run of
+#   formula-like words around a command KaTeX defines or a braced script
+#   (see `_undelimited`).
 # `\$` is a literal dollar, never a delimiter, and shows as `$`.
 _DIGIT = re.compile(r"\d")
 _TEX_MARK = re.compile(r"[\\^_{}]")
@@ -226,6 +227,7 @@ FUNCTION_NAMES = frozenset(
 # too (Japanese writes no spaces), so a formula never swallows a sentence.
 _WORD = re.compile(r"[^\s\u3000-\u30ff\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]+")
 _COMMAND_NAME = re.compile(r"\\([A-Za-z]+)")
+_BRACED_SCRIPT = re.compile(r"[\^_]\{")  # `e^{-t}`, `V_{in}`: TeX in any text
 _LETTERS = re.compile(r"[A-Za-z]+")
 _ONLY_LETTERS = re.compile(r"[A-Za-z]+[.,;:]?")
 _TRAILING_PUNCTUATION = re.compile(r"[.,;:]+$")
@@ -239,6 +241,11 @@ def _has_known_command(word: str) -> bool:
     """
     known = known_commands()
     return "$" not in word and any(m.group(1) in known for m in _COMMAND_NAME.finditer(word))
+
+
+def _seeds_formula(word: str) -> bool:
+    """Return whether a word is surely TeX: a command KaTeX defines, or a braced script."""
+    return _has_known_command(word) or ("$" not in word and bool(_BRACED_SCRIPT.search(word)))
 
 
 def _formula_word(word: str) -> bool:
@@ -267,17 +274,18 @@ def _balanced(latex: str) -> bool:
 def _undelimited(text: str) -> list[Segment]:
     """Return `text` with its undelimited formulas as Math, the rest as literal Text.
 
-    A formula is a command KaTeX defines and the formula-like words around it
-    (numbers, operators, single letters, function names, other commands),
-    joined by spaces; prose words end it. A run whose braces do not balance is
-    left as text (the page check then fails the render instead of showing it).
+    A formula is a command KaTeX defines or a braced script, and the
+    formula-like words around it (numbers, operators, single letters,
+    function names, other commands), joined by spaces; prose words end it. A
+    run whose braces do not balance is left as text (the page check then
+    fails the render instead of showing it).
     """
-    if "\\" not in text:
+    if "\\" not in text and not _BRACED_SCRIPT.search(text):
         return [Text(_unescape(text))]
     words = list(_WORD.finditer(text))
     runs: list[tuple[int, int]] = []
     for index, word in enumerate(words):
-        if (runs and index <= runs[-1][1]) or not _has_known_command(word.group()):
+        if (runs and index <= runs[-1][1]) or not _seeds_formula(word.group()):
             continue
         first = last = index
         while first > 0 and _joined(text, words[first - 1], words[first]):

@@ -33,6 +33,10 @@ FORMS = {
     "brackets": (r"Solve \[\int_0^1 f(x)\,dx\] now.", "\\[…\\]"),
     "parens": (r"Let \(y = mx + b\) be a line.", "\\(…\\)"),
     "undelimited": (r"Find the voltage if \omega = 5 Mrad/s.", "undelimited"),
+    "undelimited-script": (
+        r"The response is 10e^{-t} u(t) - 20e^{-(t - 1)} u(t - 2).",
+        "undelimited",
+    ),
 }
 DELIMITERS = ("$", "\\(", "\\)", "\\[", "\\]")
 
@@ -56,6 +60,8 @@ def test_spaced_dollars_keep_their_content_and_undelimited_runs_stop_at_prose() 
     ]
     option = parse_inline(r"17.1 \phase{90.7} mA.")
     assert option == [Math("17.1 \\phase{90.7}", False), Text(" mA.")]
+    # A braced script is TeX with no command: "resistance" and "ohm" stay prose.
+    assert parse_inline("of 10^{-2} ohm") == [Text("of "), Math("10^{-2}", False), Text(" ohm")]
 
 
 @pytest.mark.parametrize(
@@ -184,6 +190,7 @@ def test_the_page_check_reads_the_dom_text_not_the_source() -> None:
         "Machine A: $20,518.13; Machine B: $19,149.5 (in $ thousands)",
         "The bearing is 86°43\\25.9' and C:\\Users\\name holds a\\n.",
         "Price: US$ 5 per unit",
+        "snake_case names and x^2 + y^2",
         "a profit of $7,000 for each boat. Capacity {(customers) / (season)}, cost {$ / (boat)}",
     ]
     raw = {
@@ -193,6 +200,8 @@ def test_the_page_check_reads_the_dom_text_not_the_source() -> None:
         "let \\(y\\) be": "delimiter",
         "\\unknownname{3}": "command",
         "the $\\beta $0 term": "command",
+        "the response 10e^{-t} u(t)": "script",
+        "a gain V_{out} / V_{in}": "script",
     }
 
     async def check() -> dict[str, str]:

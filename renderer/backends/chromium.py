@@ -578,7 +578,7 @@ def raw_latex_failure(findings: Sequence[dict[str, str]]) -> RenderFailure:
     """Return the failure of a page that shows LaTeX as source (`raw_latex`), naming the first.
 
     `findings` are the page check's (see page.js, rawLatex): each a region, a
-    kind (`delimiter` or `command`), the token and the text around it. The
+    kind (`delimiter`, `command` or `script`), the token and the text around it. The
     record keeps every finding, so a report can count them by kind.
     """
     first = findings[0]

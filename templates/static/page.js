@@ -101,7 +101,7 @@
   }
 
   // LaTeX a reader would see as source on the page: a display or bracket
-  // delimiter, a command (`\mu`, or any `\name{`), a dollar that opens TeX
+  // delimiter, a command (`\mu`, or any `\name{`), a braced script, a dollar that opens TeX
   // (`$\mu`, `$^`), or two dollars around TeX (not prose) or one token (`$x$`). An
   // amount is not: a dollar followed by a digit closes no formula of plain
   // text ("$5 and $10"), and two dollars around plain words are prose ("$5
@@ -118,6 +118,10 @@
         const end = m.index + m[0].length;
         found.push({ kind: "command", token: "\\" + m[1], context: around(text, m.index, end) });
       }
+    }
+    // A braced script (`e^{-t}`, `V_{in}`) is TeX whatever surrounds it.
+    for (const m of text.matchAll(/[\^_]\{/g)) {
+      found.push({ kind: "script", token: m[0], context: around(text, m.index, m.index + 2) });
     }
     const dollars = [];
     for (let i = 0; i < text.length; i++) {
