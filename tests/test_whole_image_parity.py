@@ -11,9 +11,10 @@ from dataclasses import replace
 
 from itemshot.renderer.items import Item
 from itemshot.verify.checks.labels import label_shape
-from itemshot.verify.checks.scoring import FORMULA_PREFIX
+from itemshot.verify.checks.scoring import FORMULA_PREFIX, FieldResult
 from itemshot.verify.modes.whole_image import (
     _audit_words,
+    _label_shown,
     locate_fields,
     option_labels,
     option_readings,
@@ -22,7 +23,7 @@ from itemshot.verify.modes.whole_image import (
 )
 from itemshot.verify.reading.ocr import Word
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS
-from itemshot.verify.verdicts import Reason
+from itemshot.verify.verdicts import Reason, RegionScore
 
 LETTERS = list("ABCD")
 HEIGHT = 20
@@ -154,3 +155,18 @@ def test_a_short_option_is_located_only_where_it_is_read_exactly() -> None:
     found = [replace(w, text="Rame") if w.text == "Rome" else w for w in found]
     regions = locate_fields(found, option_labels(found, LETTERS), 1.0, item, (400, 800))
     assert "option:D" not in {r.name for r in regions}
+
+
+def test_an_option_placed_by_its_text_passes_only_where_its_own_label_is_shown() -> None:
+    def placed(observed: str, settled: list[dict]) -> FieldResult:
+        region = RegionScore("option:D", "option", 1.0, "(D) Rome", observed, {"settled": settled})
+        return FieldResult(1.0, (), region)
+
+    assert _label_shown(placed("(D) Rome", []))
+    # Its text was what placed it: a label read as no letter, or as another, proves nothing.
+    reread = [{"settler": "reread", "passed": ["letter_mismatch: label read as 'H'"]}]
+    assert not _label_shown(placed("(4) Rome", reread))
+    assert not _label_shown(placed("(H) Rome", []))
+    # The ink drawing the source's label better than its rivals shows it.
+    ink = [{"settler": "ink", "passed": ["letter_mismatch: label read as None"]}]
+    assert _label_shown(placed("(0) Rome", ink))

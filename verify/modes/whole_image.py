@@ -28,7 +28,7 @@ from itemshot.verify.checks import expected as source
 from itemshot.verify.checks.figure_search import FigureSearch
 from itemshot.verify.checks.figures import decode_figure
 from itemshot.verify.checks.glyphs import CANDIDATES, groups
-from itemshot.verify.checks.labels import label_shape, word_label
+from itemshot.verify.checks.labels import label_shape, split_label, word_label
 from itemshot.verify.checks.lookalikes import LABEL_RIVALS
 from itemshot.verify.checks.meaning import WORD_CODES, split_words
 from itemshot.verify.checks.scoring import (
@@ -73,6 +73,7 @@ SETTLED_IN_PLACE = frozenset(
 )
 # An option's label no reading shows as its letter: its text is looked for in every reading.
 LABEL_NOT_READ = frozenset({ReasonCode.LETTER_MISMATCH, ReasonCode.OPTION_MISSING})
+LABEL_SETTLED = f"{ReasonCode.LETTER_MISMATCH.value}:"  # a settled record of a label shown
 WORD_HEIGHT_EM = 0.75  # an OCR word box's height (median of a line's words) per em
 BOX_MARGIN = 0.35  # word heights of margin around a located field's words
 STEM_LINE_SHARE = 0.5  # a line of the stem: at least this share of its words are the stem's
@@ -665,7 +666,10 @@ def _settled_in_place(
             image, item, list(places.values()), thresholds=thresholds, face=face
         )
         settled.update(
-            (name, (places[name], result)) for name, result in results.items() if not result.reasons
+            (name, (places[name], result))
+            for name, result in results.items()
+            if not result.reasons
+            and (name == "question" or name[-1] in labels.assigned or _label_shown(result))
         )
         if len(settled) == len(failing):
             break
@@ -689,6 +693,23 @@ def _settled_in_place(
         regions.append(region)
     reasons = [r for r in best.reasons if r.region not in settled]
     return verdict(best.image, best.item_id, best.mode, best.lang, reasons, regions)
+
+
+def _label_shown(result: FieldResult) -> bool:
+    """Return whether an option placed by its text shows its own label there.
+
+    Its place was found by its text, so its text being read there proves
+    nothing: its label must be read as its letter, or shown by the ink. A
+    label read as no letter, which region mode lets its recorded place
+    vouch for, would let options swapped with their labels unread pass.
+    """
+    letter = result.region.name.split(":", 1)[1]
+    if split_label(result.region.observed)[0] == letter:
+        return True
+    return any(
+        entry["settler"] == "ink" and any(p.startswith(LABEL_SETTLED) for p in entry["passed"])
+        for entry in result.region.measures.get("settled", [])
+    )
 
 
 def settled_by_reading(reason: Reason) -> bool:
