@@ -19,6 +19,7 @@ from itemshot.verify.checks.tokens import (
     missing_formula_numbers,
     missing_numbers,
     missing_units,
+    prefixed_units,
     short_option_found,
     shown_in_place,
 )
@@ -518,6 +519,16 @@ def test_unit_case_counts_only_where_it_changes_the_quantity() -> None:
     assert missing_units("0.61 W/m K", "0.61 w/m k") == []
     assert missing_units("a 5 MW plant", "a 5 mW plant") == ["5MW"]  # mega is not milli
     assert missing_units("at 300 K", "at 300 °C") == ["300K"]
+
+
+def test_a_reading_that_adds_a_unit_prefix_contradicts_the_source() -> None:
+    source = "in 1.00 M Au(NO3)3 and 1.00 M CuNO3"
+    assert prefixed_units(source, "in 1.00 mM Au(NO3)3 and 1.00 M CuNO3") == ["1.00M"]
+    assert prefixed_units("a 5 g mass", "a 5 kg mass") == ["5g"]
+    # A dropped glyph, another unit or a prefix the source has there too: no added prefix.
+    assert prefixed_units(source, "in 1.00 Au(NO3)3 and 1.00 M CuNO3") == []
+    assert prefixed_units("at 300 K", "at 300 °C") == []
+    assert prefixed_units("1.00 M and 1.00 mM", "1.00 M and 1.00 mM") == []
 
 
 def test_a_number_after_an_abbreviations_point_is_a_whole_number() -> None:

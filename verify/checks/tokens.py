@@ -163,6 +163,28 @@ def _places_count(seen: str, token: str) -> int:
 
 
 _CASED_PREFIXES = "mMpP"
+# The SI prefixes an edit puts before a unit ("1.00 M" → "1.00 mM", "5 g" → "5 kg").
+_SI_PREFIXES = "pnumckMGT"
+
+
+def prefixed_units(expected: str, observed: str) -> list[str]:
+    """Return the `number+unit` tokens of `expected` a reading shows with an SI prefix added.
+
+    "1.00 M" read as "1.00 mM" (more often than the source has "1.00 mM") is
+    another quantity. OCR drops a glyph far more often than it adds one, so a
+    reading that adds a prefix is evidence against any reading that shows the
+    source's unit there: it drops what the page may well show.
+    """
+    wanted = Counter(_unit_case(t) for t in number_units(expected))
+    shown = Counter(_unit_case(t) for t in number_units(observed))
+    changed = []
+    for token in dict.fromkeys(number_units(expected)):
+        number = leading_number(token)
+        unit = token[len(number) :]
+        rivals = (_unit_case(number + prefix + unit) for prefix in _SI_PREFIXES)
+        if any(shown[rival] > wanted[rival] for rival in rivals):
+            changed.append(token)
+    return changed
 
 
 def _unit_case(text: str) -> str:

@@ -43,6 +43,7 @@ from itemshot.verify.checks.scoring import (
 from itemshot.verify.checks.tokens import (
     contradicted_formula_scripts,
     leading_number,
+    prefixed_units,
     shown_in_place,
     unread_formula_scripts,
 )
@@ -168,8 +169,26 @@ def _reread(
         if not result.reasons and not _words_left(field, scored_words, readings):
             break
     words = _words_left(field, scored_words, readings)
-    result = replace(result, reasons=(*result.reasons, *words))
-    return field, crops, _tokens_in_place(field, result, readings)
+    result = _tokens_in_place(field, replace(result, reasons=(*result.reasons, *words)), readings)
+    return (
+        field,
+        crops,
+        replace(result, reasons=(*result.reasons, *_prefixed(field, result, readings))),
+    )
+
+
+def _prefixed(field: Field, result: FieldResult, readings: list[str]) -> tuple[Reason, ...]:
+    """Return a unit check for the units some reading shows with a prefix the source lacks.
+
+    A re-reading that shows the source's "1.00 M" where another read "1.00 mM"
+    may have dropped the "m": the readings disagree, and the ink decides.
+    """
+    if any(r.code == "unit_missing" for r in result.reasons):
+        return ()
+    changed = list(dict.fromkeys(t for r in readings for t in prefixed_units(field.text, r)))
+    if not changed:
+        return ()
+    return (Reason("unit_missing", field.name, ", ".join(changed), tokens=tuple(changed)),)
 
 
 def _without_words(result: FieldResult) -> FieldResult:
