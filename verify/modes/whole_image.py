@@ -521,6 +521,7 @@ def locate_fields(
     rows = list(lines.values())
     shared = [k for k, row in enumerate(rows) if _share(row, stem_words) >= STEM_LINE_SHARE]
     located: list[Region] = []
+    stem: list[Word] = []
     if shared:
         last = shared[-1]
         while last + 1 < len(rows) and _wraps_onto(rows[last], rows[last + 1]):
@@ -534,7 +535,7 @@ def locate_fields(
     # An option whose label no reading shows as a letter ("(I)" read "(PD.") stands where
     # its text is read, with the room its label takes on the left: read in place, the label
     # is then judged as in region mode (read again, or shown by the ink in the page's face).
-    stem_ids = {id(word) for word in stem} if shared else set()
+    stem_ids = {id(word) for word in stem}
     rest = [word for word in found if id(word) not in stem_ids]
     for field in source.options(item, drop_figure_refs=True):
         if field.letter in labels.assigned or not field.text.strip():
@@ -659,6 +660,7 @@ def _settled_in_place(
         places = {r.name: r for r in located if r.name in wanted}
         if not places:
             continue
+        by_text = {r.name for r in located if r.letter and r.letter not in labels.assigned}
         stem = next((r for r in located if r.name == "question"), None)
         if not faced and stem is not None:
             face, faced = _drawn_face(image, item, found, scale, stem, thresholds), True
@@ -668,8 +670,7 @@ def _settled_in_place(
         settled.update(
             (name, (places[name], result))
             for name, result in results.items()
-            if not result.reasons
-            and (name == "question" or name[-1] in labels.assigned or _label_shown(result))
+            if not result.reasons and (name not in by_text or _label_shown(result))
         )
         if len(settled) == len(failing):
             break
