@@ -72,7 +72,9 @@ from verify_split import (  # noqa: E402
     final_ids,
     fresh_ids,
     held_out_ids,
+    job_seed,
     last_ids,
+    reseeded_ids,
     tuning_ids,
 )
 
@@ -125,6 +127,7 @@ def _items(which: str, limit: int | None) -> tuple[list[Item], list[str]]:
         "fresh": fresh_ids,
         "last": last_ids,
         "final": final_ids,
+        "reseeded": reseeded_ids,
     }[which]()
     dataset = load_dataset(MIX, missing_images="placeholder")
     loaded = {item.id: item for item in dataset.items}
@@ -156,18 +159,19 @@ class Planned:
 
 
 def _plan(
-    items: list[Item], capture_items: int, per_item: int
+    items: list[Item], capture_items: int, per_item: int, seed: int
 ) -> tuple[list[Planned], list[tuple]]:
     """Return the renders (clean, captures, item-side edits) and the pixel defects to make.
 
     A pixel defect is (kind, index of its source render in the returned list).
+    `seed` is the jobs' seed: it draws their scenes, fonts, captures and edits.
     """
     planned: list[Planned] = []
     pixels: list[tuple[str, int]] = []
 
     def add(request: JobRequest, original: Item, kind: str, cell: str, edit: str = "") -> None:
         try:
-            planned.append(Planned(make_job(request, SEED), original, kind, cell, edit))
+            planned.append(Planned(make_job(request, seed), original, kind, cell, edit))
         except ItemError as error:  # an edit the item model refuses is no defect of this kind
             print(f"  not planned: {original.id} {kind}: {error}")
 
@@ -176,7 +180,7 @@ def _plan(
         add(request, item, CLEAN, CLEAN)
         source = len(planned) - 1
         for kind in EDIT_KINDS:
-            made = defects.edited_request(request, kind, SEED)
+            made = defects.edited_request(request, kind, seed)
             if made is not None:
                 add(made[0], item, kind, CLEAN, made[1].describe())
         pixels += [(kind, source) for kind in PIXEL_KINDS if _text_options(item) >= 2]
@@ -195,7 +199,7 @@ def _plan(
                         pixels.append((kind, source))
                         break
                     continue
-                made = defects.edited_request(request, kind, SEED)
+                made = defects.edited_request(request, kind, seed)
                 if made is not None:
                     add(made[0], item, kind, cell, made[1].describe())
                     break
@@ -619,7 +623,7 @@ def main() -> None:
     """Render (or reuse) the suite, verify it in both modes, read rejections, print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--set", choices=("tuning", "held-out", "fresh", "last", "final"), required=True
+        "--set", choices=("tuning", "held-out", "fresh", "last", "final", "reseeded"), required=True
     )
     parser.add_argument("--out", type=Path, default=None, help="render folder (kept for re-runs)")
     parser.add_argument("--limit", type=int, default=None, help="the set's first N items only")
@@ -666,7 +670,9 @@ def main() -> None:
         renders = out / "renders"
         items, refused = _items(args.set, args.limit)
         print(f"{args.set} set: {len(items)} items ({len(refused)} would not load: {refused})")
-        planned, pixels = _plan(items, args.capture_items, args.captures_per_item)
+        planned, pixels = _plan(
+            items, args.capture_items, args.captures_per_item, job_seed(args.set)
+        )
         planned, pixels = _capped(planned, pixels, args.per_kind, args.capture_per_kind)
         rows = _render(planned, renders, args.workers)
         tasks, failed = _tasks(planned, pixels, rows, renders, args.workers)
