@@ -76,6 +76,7 @@ from verify_split import (  # noqa: E402
     last_ids,
     reseeded_ids,
     tuning_ids,
+    tuning_wide_ids,
 )
 
 from itemshot.degradations import replay  # noqa: E402
@@ -128,6 +129,7 @@ def _items(which: str, limit: int | None) -> tuple[list[Item], list[str]]:
         "last": last_ids,
         "final": final_ids,
         "reseeded": reseeded_ids,
+        "tuning-wide": tuning_wide_ids,
     }[which]()
     dataset = load_dataset(MIX, missing_images="placeholder")
     loaded = {item.id: item for item in dataset.items}
@@ -623,7 +625,9 @@ def main() -> None:
     """Render (or reuse) the suite, verify it in both modes, read rejections, print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--set", choices=("tuning", "held-out", "fresh", "last", "final", "reseeded"), required=True
+        "--set",
+        choices=("tuning", "held-out", "fresh", "last", "final", "reseeded", "tuning-wide"),
+        required=True,
     )
     parser.add_argument("--out", type=Path, default=None, help="render folder (kept for re-runs)")
     parser.add_argument("--limit", type=int, default=None, help="the set's first N items only")
@@ -673,7 +677,7 @@ def main() -> None:
         planned, pixels = _plan(
             items, args.capture_items, args.captures_per_item, job_seed(args.set)
         )
-        planned, pixels = _capped(planned, pixels, args.per_kind, args.capture_per_kind)
+        planned, pixels = _capped(planned, pixels, args.per_kind, args.capture_per_kind, kinds)
         rows = _render(planned, renders, args.workers)
         tasks, failed = _tasks(planned, pixels, rows, renders, args.workers)
         if failed:
@@ -718,14 +722,25 @@ def main() -> None:
 
 
 def _capped(
-    planned: list[Planned], pixels: list[tuple[str, int]], per_kind: int, capture_per_kind: int
+    planned: list[Planned],
+    pixels: list[tuple[str, int]],
+    per_kind: int,
+    capture_per_kind: int,
+    kinds: set[str],
 ) -> tuple[list[Planned], list[tuple[str, int]]]:
-    """Keep the first `per_kind` defects of each kind on clean renders, `capture_per_kind` on captures."""
+    """Keep the first `per_kind` defects of each kind on clean renders, `capture_per_kind` on captures.
+
+    Only `kinds` are kept, and the clean renders their pixel defects are made
+    from: nothing else is rendered.
+    """
     cap = {True: per_kind, False: capture_per_kind}
     seen: Counter[tuple[str, bool]] = Counter()
     kept: list[Planned] = []
     remap: dict[int, int] = {}
+    sources = {index for kind, index in pixels if kind in kinds}
     for index, p in enumerate(planned):
+        if p.kind not in kinds and index not in sources:
+            continue
         if p.kind != CLEAN:
             key = (p.kind, p.capture == CLEAN)
             seen[key] += 1
@@ -735,6 +750,8 @@ def _capped(
         kept.append(p)
     kept_pixels = []
     for kind, index in pixels:
+        if kind not in kinds:
+            continue
         key = (kind, planned[index].capture == CLEAN)
         seen[key] += 1
         if seen[key] <= cap[key[1]]:

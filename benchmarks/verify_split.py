@@ -24,6 +24,8 @@ the round after that: `RESEEDED` ids drawn by `RESEED` from every mix id
 outside the tuning set, rendered with `RESEED` as the job seed (so each gets
 another scene, font, capture and edited word than it had). Its images are
 unseen; its items are not, so it is weaker evidence than a set of new items.
+With it, every other mix id became tuning material: `tuning-wide` (declared
+at the same time) is every id outside `reseeded`, rendered with `SEED`.
 
     .venv/bin/python benchmarks/verify_split.py          # prints every set's size and first ids
 """
@@ -93,6 +95,12 @@ def reseeded_ids() -> list[str]:
     return random.Random(RESEED).sample(pool, RESEEDED)
 
 
+def tuning_wide_ids() -> list[str]:
+    """Return every mix id outside `reseeded`: what this round may tune on."""
+    held = set(reseeded_ids())
+    return [i for i in _shuffled_ids() if i not in held]
+
+
 def job_seed(which: str) -> int:
     """Return the job seed a set is rendered with (`RESEED` for `reseeded`, else `SEED`)."""
     return RESEED if which == "reseeded" else SEED
@@ -108,6 +116,8 @@ if __name__ == "__main__":
     }
     every = [item_id for ids in sets.values() for item_id in ids]
     sets["reseeded"] = reseeded_ids()  # seen items, new renders: it overlaps by design
+    sets["tuning-wide"] = tuning_wide_ids()
+    assert not set(sets["reseeded"]) & set(sets["tuning-wide"]), "tuning overlaps reseeded"
     assert len(every) == len(set(every)), "the declared sets overlap"
     for name, ids in sets.items():
         print(f"seed {job_seed(name)}: {name} {len(ids)} ({', '.join(ids[:3])}, ...)")
