@@ -121,6 +121,16 @@ class Thresholds:
       a strip beside a located drawing's ink holds another glyph's stroke (the drawing sits
       inside a longer word or number, and is not located there).
 
+    Formula ink (`verify.settlers.formula_ink`: a formula with no layout record drawn with
+    its digits and with each digit replaced, asked of the ink):
+
+    - `formula_ink_min_match` (0.75): minimum correlation of the source formula's drawing
+      with the ink where it is located, and of the rival's with the ink where the two
+      differ, for the ink to show the rival (mathtext's Computer Modern is KaTeX's family,
+      not its files: a formula matches less than a word drawn in its own face).
+    - `formula_ink_margin` (0.15): how much better a rival digit must match the ink where
+      the two drawings differ for the image to show the rival.
+
     The face of a page with no layout record (`verify.settlers.drawn_face`); its drawing
     must match by `ink_min_match`:
 
@@ -183,6 +193,9 @@ class Thresholds:
     ink_fit_tolerance: float = 0.05
     ink_min_window_std: float = 0.25
     ink_side_level: float = 0.40
+    # Formula ink
+    formula_ink_min_match: float = 0.75
+    formula_ink_margin: float = 0.15
     # The face of a page with no layout record
     face_lead: float = 0.03
     face_size_low: float = 0.7

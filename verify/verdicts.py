@@ -52,7 +52,10 @@ _DESCRIPTIONS: dict[ReasonCode, str] = {
         "a critical word of the source (negation, quantifier, comparative, direction) is not shown"
     ),
     ReasonCode.WORD_ADDED: "a negation the source does not have is shown between its words",
-    ReasonCode.FORMULA_CHANGED: "a formula was typeset from other TeX than the source's (layout record)",
+    ReasonCode.FORMULA_CHANGED: (
+        "a formula was typeset from other TeX than the source's (layout record), or its ink "
+        "matches the formula with another digit better (no record)"
+    ),
     ReasonCode.SHORT_OPTION_MISSING: "a short option is not read exactly",
     ReasonCode.LETTER_MISMATCH: "an option's text is not next to its own letter",
     ReasonCode.OPTION_MISSING: "an option of the item is not in the image",

@@ -597,6 +597,7 @@ def settle_located(
     *,
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
     face: DrawnFace | None = None,
+    page_readings: Mapping[str, str] | None = None,
 ) -> dict[str, FieldResult]:
     """Return the region audit's result for each field at a place found on the page.
 
@@ -607,7 +608,10 @@ def settle_located(
     better in place is judged by one rule. No face is on record: `face`, the
     one its ink shows (`verify.settlers.drawn_face`), stands in for it when one shows
     clearly; without it nothing depends on the face (numbers and labels as
-    it draws them, the ink).
+    it draws them, the ink). `page_readings` are what the whole page's
+    reading showed for each field: the same pixels, read in another crop. A
+    field is scored on whichever of that and its reading in place it fails
+    on least, and settled from there.
     """
     lang = language_for(item.language, [item.question, *item.options])
     if face is not None:
@@ -623,7 +627,11 @@ def settle_located(
         name = crop.region.name
         field = source.stem(item) if name == "question" else options.get(name)
         if field is not None:
-            fields.append((field, [crop], _score(field, text, thresholds, [crop], letters)))
+            read = [text, (page_readings or {}).get(name, "")]
+            results = [_score(field, t, thresholds, [crop], letters) for t in read if t.strip()]
+            if results:
+                best = min(results, key=lambda r: (len(r.reasons), -r.score))
+                fields.append((field, [crop], best))
     family = face.family if face is not None else ""
     page = _Page(lang, thresholds, letters, family, tuple(options.values()), may_pass=True)
     return {field.name: result for field, _crops, result in settle(fields, page)}

@@ -50,6 +50,7 @@ from itemshot.verify.reading.align import best_window
 from itemshot.verify.reading.ocr import Word, join_words, language_for, words
 from itemshot.verify.reading.text import compact, normalise, ocr_accuracy
 from itemshot.verify.settlers.drawn_face import DrawnFace, Probe, identify_face, longest_probes
+from itemshot.verify.settlers.formula_ink import script_parts, weigh_formula
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from itemshot.verify.verdicts import Reason, ReasonCode, RegionScore, Verdict, verdict
 
@@ -77,6 +78,7 @@ LABEL_SETTLED = f"{ReasonCode.LETTER_MISMATCH.value}:"  # a settled record of a 
 WORD_HEIGHT_EM = 0.75  # an OCR word box's height (median of a line's words) per em
 BOX_MARGIN = 0.35  # word heights of margin around a located field's words
 STEM_LINE_SHARE = 0.5  # a line of the stem: at least this share of its words are the stem's
+FORMULA_ROOM = 0.5  # em around a field's words where its formulas may reach
 STEM_WRAP_GAP = 0.8  # word heights of blank between a stem line and the one it wraps onto
 LABEL_ROOM = 3.0  # word heights left of an option's first word that its label may take
 LABEL_CHARS = 5  # a word this short just before an option's text is its label, misread
@@ -480,9 +482,10 @@ def audit_image(
         if not readings[-1].reasons:
             break
     best = readings[-1] if not readings[-1].reasons else _field_by_field(readings)
+    order = sorted(range(len(readings)), key=lambda k: _fit(readings[k]), reverse=True)
     if best.reasons:
-        order = sorted(range(len(readings)), key=lambda k: _fit(readings[k]), reverse=True)
         best = _settled_in_place(best, image, item, [pages[k] for k in order], thresholds)
+    best = _formulas_by_ink(best, image, item, [pages[k] for k in order], thresholds)
     if check_figures:
         reasons, scores = _figures(image, item, thresholds)
         best = verdict(
@@ -665,7 +668,12 @@ def _settled_in_place(
         if not faced and stem is not None:
             face, faced = _drawn_face(image, item, found, scale, stem, thresholds), True
         results = settle_located(
-            image, item, list(places.values()), thresholds=thresholds, face=face
+            image,
+            item,
+            list(places.values()),
+            thresholds=thresholds,
+            face=face,
+            page_readings={r.name: r.observed for r in best.regions},
         )
         settled.update(
             (name, (places[name], result))
@@ -694,6 +702,75 @@ def _settled_in_place(
         regions.append(region)
     reasons = [r for r in best.reasons if r.region not in settled]
     return verdict(best.image, best.item_id, best.mode, best.lang, reasons, regions)
+
+
+def _formulas_by_ink(
+    best: Verdict,
+    image: np.ndarray,
+    item: Item,
+    pages: list[tuple[list[Word], OptionLabels, float]],
+    thresholds: Thresholds,
+) -> Verdict:
+    """Return the verdict with each field whose ink shows a formula with another digit failed.
+
+    Region mode knows from the layout record what each formula was typeset
+    from; here there is no record, and OCR leaves most scripts, fractions and
+    limits unread. So each part of a formula that holds a digit in a script
+    or a fraction (`script_parts`), in a field that passes so far, is drawn
+    and asked of the ink where a reading places the field (`formula_ink`);
+    the evidence is recorded under `formula_ink` either way.
+    """
+    failing = {r.region for r in best.reasons}
+    parts = {
+        f.name: list(dict.fromkeys(p for latex in f.math for p in script_parts(latex)))
+        for f in (source.stem(item, drop_figure_refs=True), *source.options(item))
+        if f.name not in failing
+    }
+    fields = [name for name, found in parts.items() if found]
+    places: dict[str, Region] = {}
+    for found, labels, scale in pages:  # the reading explaining the item best first
+        if all(name in places for name in fields):
+            break
+        for region in locate_fields(found, labels, scale, item, image.shape[:2], thresholds):
+            places.setdefault(region.name, region)
+    fields = [name for name in fields if name in places]
+    if not fields:
+        return best
+    # A fraction or a limit stands taller than its line, and OCR may read a formula's first
+    # glyph and nothing after it: the crop gets room on every side.
+    wide = [_widened(places[name], FORMULA_ROOM, image.shape) for name in fields]
+    reasons: list[Reason] = []
+    notes: dict[str, list[str]] = {}
+    for name, crop in zip(fields, located_crops(image, wide), strict=True):
+        for part in parts[name]:
+            font_px = places[name].font_px
+            evidence = weigh_formula(crop, font_px, part, thresholds, tuple(parts[name]))
+            if evidence is None:
+                continue
+            notes.setdefault(name, []).append(evidence.describe())
+            if evidence.contradicted(thresholds):
+                said = f"{part!r} drawn as {evidence.rival!r} (ink)"
+                reasons.append(Reason(ReasonCode.FORMULA_CHANGED, name, said, (part,)))
+    regions = [
+        replace(r, measures={**r.measures, "formula_ink": notes[r.name]}) if r.name in notes else r
+        for r in best.regions
+    ]
+    return verdict(
+        best.image, best.item_id, best.mode, best.lang, [*best.reasons, *reasons], regions
+    )
+
+
+def _widened(region: Region, em: float, shape: tuple[int, ...]) -> Region:
+    """Return the region with `em` of its font size added on every side (within the image)."""
+    left, top, right, bottom = region.box
+    room = em * region.font_px
+    box = (
+        max(0.0, left - room),
+        max(0.0, top - room),
+        min(float(shape[1]), right + room),
+        min(float(shape[0]), bottom + room),
+    )
+    return replace(region, box=box, quad=box_to_quad(box))
 
 
 def _label_shown(result: FieldResult) -> bool:

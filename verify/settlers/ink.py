@@ -196,7 +196,7 @@ def _window_sums(table: np.ndarray, height: int, width: int) -> np.ndarray:
     )
 
 
-def _window_std(page: np.ndarray, height: int, width: int) -> np.ndarray:
+def window_std(page: np.ndarray, height: int, width: int) -> np.ndarray:
     """Return the std of every `height` × `width` window of the page (matchTemplate's grid)."""
     total, squares = cv2.integral2(page.astype(np.float64))[:2]
     count = float(height * width)
@@ -291,7 +291,7 @@ def _locate(
                 continue
             scores = cv2.matchTemplate(page, drawing, cv2.TM_CCOEFF_NORMED)
             spread = thresholds.ink_min_window_std * float(drawing.std())
-            inked = _window_std(page, height, width) >= spread
+            inked = window_std(page, height, width) >= spread
             inked &= _stands_alone(page, levels[index], drawing, size)
             if not inked.any():
                 continue
@@ -327,20 +327,20 @@ def face_fit(
     return best
 
 
-class _Centred:
+class Centred:
     """Values with their mean taken out and their sum of squares: one side of many correlations."""
 
     def __init__(self, values: np.ndarray) -> None:
         self.values = values - values.mean()
         self.squares = (self.values * self.values).sum()
 
-    def correlation(self, other: _Centred) -> float:
+    def correlation(self, other: Centred) -> float:
         """Return the Pearson correlation of the two sets of values."""
         products = (self.values * other.values).sum()
         return float(products / max(1e-6, np.sqrt(self.squares * other.squares)))
 
 
-def _at(page: np.ndarray, y: int, x: int, height: int, width: int) -> np.ndarray:
+def window_at(page: np.ndarray, y: int, x: int, height: int, width: int) -> np.ndarray:
     """Return the page window at (y, x), blank (no ink) where it runs off the crop."""
     window = np.zeros((height, width), dtype=np.float32)
     top, left = max(0, y), max(0, x)
@@ -398,20 +398,39 @@ def _compare(
     top = min(at.y, there.y)
     height = max(at.y + own.shape[0], there.y + theirs.shape[0]) - top
     width = right - left
-    mine_placed = _at(own, top - at.y, left - at.x, height, width)
-    theirs_placed = _at(theirs, top - there.y, left - there.x, height, width)
-    differ = np.abs(mine_placed - theirs_placed) > DIFFERENT_INK
+    mine_placed = window_at(own, top - at.y, left - at.x, height, width)
+    theirs_placed = window_at(theirs, top - there.y, left - there.x, height, width)
+    return where_they_differ(page, mine_placed, theirs_placed, (top, left), shift, pad)
+
+
+def where_they_differ(
+    page: np.ndarray,
+    own: np.ndarray,
+    theirs: np.ndarray,
+    at: tuple[int, int],
+    shift: int,
+    pad: int,
+) -> tuple[float, float] | None:
+    """Return (own, rival) correlations with the page's ink where two placed drawings differ.
+
+    `own` and `theirs` are drawn over one window whose top-left is `at` on the
+    page; only the pixels where they differ by `DIFFERENT_INK`, widened by
+    `pad`, count. None: drawn alike.
+    """
+    differ = np.abs(own - theirs) > DIFFERENT_INK
     if not differ.any():
         return None
     kernel = np.ones((2 * pad + 1, 2 * pad + 1), np.uint8)
     mask = cv2.dilate(differ.astype(np.uint8), kernel) > 0
     mine, value = -1.0, -1.0
-    own_ink, rival_ink = _Centred(mine_placed[mask]), _Centred(theirs_placed[mask])
+    own_ink, rival_ink = Centred(own[mask]), Centred(theirs[mask])
+    top, left = at
+    height, width = own.shape
     # A line placed as a whole may sit a pixel or two off at one glyph (the ink's size lies
     # between two drawn sizes): both drawings get the same leeway there.
     for dy in range(-shift, shift + 1):
         for dx in range(-shift, shift + 1):
-            ink = _Centred(_at(page, top + dy, left + dx, height, width)[mask])
+            ink = Centred(window_at(page, top + dy, left + dx, height, width)[mask])
             mine = max(mine, ink.correlation(own_ink))
             value = max(value, ink.correlation(rival_ink))
     return mine, value
@@ -635,7 +654,7 @@ def _near(
     height, width = drawing.shape
     reach = shift + abs(width - own.shape[1])
     top, left = spot.y + lift - shift, spot.x - reach
-    window = _at(page, top, left, height + 2 * shift, width + 2 * reach)
+    window = window_at(page, top, left, height + 2 * shift, width + 2 * reach)
     scores = cv2.matchTemplate(window, drawing, cv2.TM_CCOEFF_NORMED)
     y, x = np.unravel_index(int(scores.argmax()), scores.shape)
     return replace(spot, score=float(scores[y, x]), y=top + int(y), x=left + int(x))
