@@ -63,7 +63,10 @@ COMPARATIVES = _words(
     "worse worst maximum minimum max min faster fastest slower slowest longer longest shorter "
     "shortest stronger strongest weaker weakest earlier earliest later latest first last "
     "increase increases increased increasing decrease decreases decreased decreasing "
-    "rise rises fall falls"
+    "rise rises fall falls "
+    # The degrees themselves: "the low strain test" read "high" is the other test.
+    "high low large small big long short fast slow strong weak early late heavy light "
+    "hot cold wide narrow thick thin deep shallow"
 )
 DIRECTIONS = _words(
     "left right above below up down top bottom upper under over inside outside north south "
