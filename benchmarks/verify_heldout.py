@@ -120,17 +120,21 @@ class Task:
     edit: str = ""  # what the defect changed
 
 
+# The declared sets (`verify_split.py`), by the name `--set` takes.
+SETS: dict[str, Callable[[], list[str]]] = {
+    "tuning": tuning_ids,
+    "held-out": held_out_ids,
+    "fresh": fresh_ids,
+    "last": last_ids,
+    "final": final_ids,
+    "reseeded": reseeded_ids,
+    "tuning-wide": tuning_wide_ids,
+}
+
+
 def _items(which: str, limit: int | None) -> tuple[list[Item], list[str]]:
     """Return the set's loadable items in the set's order, and the ids that would not load."""
-    ids = {
-        "tuning": tuning_ids,
-        "held-out": held_out_ids,
-        "fresh": fresh_ids,
-        "last": last_ids,
-        "final": final_ids,
-        "reseeded": reseeded_ids,
-        "tuning-wide": tuning_wide_ids,
-    }[which]()
+    ids = SETS[which]()
     dataset = load_dataset(MIX, missing_images="placeholder")
     loaded = {item.id: item for item in dataset.items}
     refused = [i for i in ids if i not in loaded]
@@ -626,7 +630,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--set",
-        choices=("tuning", "held-out", "fresh", "last", "final", "reseeded", "tuning-wide"),
+        choices=tuple(SETS),
         required=True,
     )
     parser.add_argument("--out", type=Path, default=None, help="render folder (kept for re-runs)")

@@ -240,6 +240,10 @@ class OptionLabels:
         )
 
 
+# What one reading of the page found: its words, its option labels, the scale it read at.
+PageReading = tuple[list[Word], OptionLabels, float]
+
+
 def option_labels(found: list[Word], letters: list[str]) -> OptionLabels:
     """Return the option labels of a reading: read as letters, then bound by their place."""
     anchors = _anchors(found)
@@ -471,7 +475,7 @@ def audit_image(
     """
     lang = language_for(item.language, [item.question, *item.options])
     readings: list[Verdict] = []
-    pages: list[tuple[list[Word], OptionLabels, float]] = []  # what each reading found
+    pages: list[PageReading] = []  # what each reading found
     for rules, psm in READINGS:
         found, scale = _page_words(image, lang, rules=rules, psm=psm)
         # One reading's labels serve its text verdict and its formula re-reading alike.
@@ -635,7 +639,7 @@ def _settled_in_place(
     best: Verdict,
     image: np.ndarray,
     item: Item,
-    pages: list[tuple[list[Word], OptionLabels, float]],
+    pages: list[PageReading],
     thresholds: Thresholds,
 ) -> Verdict:
     """Return the verdict with each failing field the region audit passes where it stands passed.
@@ -708,15 +712,15 @@ def _formulas_by_ink(
     best: Verdict,
     image: np.ndarray,
     item: Item,
-    pages: list[tuple[list[Word], OptionLabels, float]],
+    pages: list[PageReading],
     thresholds: Thresholds,
 ) -> Verdict:
     """Return the verdict with each field whose ink shows a formula with another digit failed.
 
     Region mode knows from the layout record what each formula was typeset
     from; here there is no record, and OCR leaves most scripts, fractions and
-    limits unread. So each part of a formula that holds a digit in a script
-    or a fraction (`script_parts`), in a field that passes so far, is drawn
+    limits unread. So each part of a formula that holds a digit in a sub- or
+    superscript (`script_parts`), in a field that passes so far, is drawn
     and asked of the ink where a reading places the field (`formula_ink`);
     the evidence is recorded under `formula_ink` either way.
     """
@@ -736,15 +740,15 @@ def _formulas_by_ink(
     fields = [name for name in fields if name in places]
     if not fields:
         return best
-    # A fraction or a limit stands taller than its line, and OCR may read a formula's first
-    # glyph and nothing after it: the crop gets room on every side.
+    # A script or a limit reaches above or below its line, and OCR may read a formula's
+    # first glyph and nothing after it: the crop gets room on every side.
     wide = [_widened(places[name], FORMULA_ROOM, image.shape) for name in fields]
     reasons: list[Reason] = []
     notes: dict[str, list[str]] = {}
     for name, crop in zip(fields, located_crops(image, wide), strict=True):
+        font_px, others = places[name].font_px, tuple(parts[name])
         for part in parts[name]:
-            font_px = places[name].font_px
-            evidence = weigh_formula(crop, font_px, part, thresholds, tuple(parts[name]))
+            evidence = weigh_formula(crop, font_px, part, thresholds, others)
             if evidence is None:
                 continue
             notes.setdefault(name, []).append(evidence.describe())

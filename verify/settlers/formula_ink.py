@@ -8,9 +8,10 @@ typeset; an image with no record has only its ink.
 So each part of the source's formula that holds a script is drawn
 (matplotlib's mathtext in its Computer Modern fontset, the family of
 KaTeX's fonts), located in the field's ink, and compared there with the same
-part drawn with each of its digits replaced by each other digit (Computer Modern's digits share one advance, so a rival
-lines up with the source glyph for glyph). As with words (`ink.weigh`), only
-the pixels where the two drawings differ count. A rival that matches the ink
+part drawn with each of its digits replaced by each other digit (Computer
+Modern's digits share one advance, so a rival lines up with the source glyph
+for glyph). As with words (`ink.weigh`), only the pixels where the two
+drawings differ count. A rival that matches the ink
 there clearly better than the source is what the image shows; anything less
 is no evidence either way.
 """
@@ -95,8 +96,8 @@ class _Place(NamedTuple):
 def formula_drawing(latex: str, size: int, blur: float, bold: bool = False) -> np.ndarray | None:
     """Return `latex` typeset by mathtext at `size` px as blurred ink (high = ink), None: unparsable.
 
-    `bold` thickens every stroke by a pixel: a page may set its math bold (a
-    bold face, an option drawn bold), which mathtext's fonts have no italic for.
+    `bold` thickens every stroke by about a pixel: a page may set its math bold
+    (a bold face, an option drawn bold), and mathtext has no bold italic.
     """
     try:  # drawn at SUPERSAMPLE times the size: mathtext rounds a small formula's layout
         parsed = _PARSER.parse(
@@ -125,9 +126,9 @@ def script_parts(latex: str) -> list[str]:
     A formula is cut at its top-level relations, operators, commas and
     spaces (`A = 2.5\\ ft^{2}` gives `A`, `2.5`, `ft^{2}`), outside any
     brace group; a part is kept when it holds a digit and a sub- or
-    superscript, and no fraction or root. A part is drawn and located on its own: mathtext spaces a
-    long formula otherwise than KaTeX, and a baseline number is for OCR to
-    read. Fractions are left out: mathtext stacks them otherwise than KaTeX's
+    superscript, and no fraction or root. A part is drawn and located on its
+    own: mathtext spaces a long formula otherwise than KaTeX, and a baseline
+    number is for OCR to read. Fractions are left out: mathtext stacks them otherwise than KaTeX's
     inline fractions, and on the tuning set a numerator's digit drawn so was
     taken for another on clean renders.
     """
@@ -179,8 +180,8 @@ def weigh_formula(
     its best (`PLACES`: a field may hold `w_{1}` and `w_{2}`, and either
     drawing fits both). A place where one of the field's `others` formulas
     fits better is that formula's, not this one's. At each place left, every
-    rival drawn at that size is compared
-    with the source where the two differ (`_compare`); the place that shows
+    rival drawn at that size is compared with the source where the two
+    differ (`_compare`); the place that shows
     the source best is the evidence, so the ink contradicts the source only
     where no place shows it. None when the formula has no digit, mathtext
     cannot draw it or it fits nowhere in the crop.
@@ -256,18 +257,16 @@ def _places(
             top, left = max(0, y - height // 2), max(0, x - width // 2)
             scores[top : y + height // 2 + 1, left : x + width // 2 + 1] = -1.0
     kept: list[_Place] = []
-    for place in sorted(found, reverse=True):
-        if place.score < max(found).score - PLACE_TOLERANCE:
+    ranked = sorted(found, reverse=True)
+    for place in ranked:
+        if place.score < ranked[0].score - PLACE_TOLERANCE:
             break
-        near = 0.5 * _width(latex, place)
+        drawing = formula_drawing(latex, place.size, blur, place.bold)
+        assert drawing is not None  # it was located
+        near = 0.5 * drawing.shape[1]
         if all(abs(place.x - k.x) >= near or abs(place.y - k.y) >= near for k in kept):
             kept.append(place)
     return kept[:PLACES]
-
-
-def _width(latex: str, place: _Place) -> int:
-    drawing = formula_drawing(latex, place.size, 0.6, place.bold)
-    return drawing.shape[1] if drawing is not None else 0
 
 
 def _compare(

@@ -327,14 +327,14 @@ def face_fit(
     return best
 
 
-class Centred:
+class _Centred:
     """Values with their mean taken out and their sum of squares: one side of many correlations."""
 
     def __init__(self, values: np.ndarray) -> None:
         self.values = values - values.mean()
         self.squares = (self.values * self.values).sum()
 
-    def correlation(self, other: Centred) -> float:
+    def correlation(self, other: _Centred) -> float:
         """Return the Pearson correlation of the two sets of values."""
         products = (self.values * other.values).sum()
         return float(products / max(1e-6, np.sqrt(self.squares * other.squares)))
@@ -423,14 +423,14 @@ def where_they_differ(
     kernel = np.ones((2 * pad + 1, 2 * pad + 1), np.uint8)
     mask = cv2.dilate(differ.astype(np.uint8), kernel) > 0
     mine, value = -1.0, -1.0
-    own_ink, rival_ink = Centred(own[mask]), Centred(theirs[mask])
+    own_ink, rival_ink = _Centred(own[mask]), _Centred(theirs[mask])
     top, left = at
     height, width = own.shape
     # A line placed as a whole may sit a pixel or two off at one glyph (the ink's size lies
     # between two drawn sizes): both drawings get the same leeway there.
     for dy in range(-shift, shift + 1):
         for dx in range(-shift, shift + 1):
-            ink = Centred(window_at(page, top + dy, left + dx, height, width)[mask])
+            ink = _Centred(window_at(page, top + dy, left + dx, height, width)[mask])
             mine = max(mine, ink.correlation(own_ink))
             value = max(value, ink.correlation(rival_ink))
     return mine, value
