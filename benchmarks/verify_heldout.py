@@ -74,6 +74,7 @@ from verify_split import (  # noqa: E402
     held_out_ids,
     job_seed,
     last_ids,
+    rerendered_ids,
     reseeded_ids,
     tuning_ids,
     tuning_wide_ids,
@@ -129,6 +130,7 @@ SETS: dict[str, Callable[[], list[str]]] = {
     "final": final_ids,
     "reseeded": reseeded_ids,
     "tuning-wide": tuning_wide_ids,
+    "rerendered": rerendered_ids,
 }
 
 
