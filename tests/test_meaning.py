@@ -28,6 +28,7 @@ from itemshot.verify.checks.meaning import (
     WORD_CODES,
     align,
     findings,
+    negated_by_prefix,
     split_words,
     token_shown,
     word_reasons,
@@ -102,6 +103,18 @@ def test_a_dropped_negation_and_an_added_one_fail() -> None:
     assert (dropped.code, dropped.word) == (ReasonCode.WORD_DROPPED, "not")
     (added,) = findings("Which does contain an error?", "Which does not contain an error?")
     assert (added.code, added.read) == (ReasonCode.WORD_ADDED, "not")
+
+
+def test_a_negating_prefix_read_where_the_source_has_none_changes_the_word() -> None:
+    # A handwritten "incorrect" read "incovvect" is no word, but it is "incorrect", not "correct".
+    (found,) = findings("Which statement is correct?", "Which statement is incovvect?")
+    assert (found.code, found.word, found.read) == (ReasonCode.WORD_CHANGED, "correct", "incorrect")
+    (dropped,) = findings("Which statement is incorrect?", "Which statement is covvect?")
+    assert (dropped.word, dropped.read) == ("incorrect", "correct")
+    # A glyph run lost at a word's start is no prefix: "index" read "dex", "unit" read "it".
+    assert negated_by_prefix("index", "dex", "en") is None
+    assert negated_by_prefix("unit", "it", "en") is None
+    assert findings("Which statement is correct?", "Which statement is covvect?") == []
 
 
 def test_misread_glyphs_are_no_other_word() -> None:

@@ -25,6 +25,7 @@ from itemshot.verify.checks.tokens import (
 )
 from itemshot.verify.modes.whole_image import _align, _without_references
 from itemshot.verify.page.contrast import css_contrast, pixel_contrast
+from itemshot.verify.page.crops import paint_quads
 from itemshot.verify.reading.align import best_window
 from itemshot.verify.reading.text import (
     accuracy,
@@ -688,3 +689,14 @@ def test_words_and_numbers_keep_every_letter_and_digit_in_order(text: str) -> No
     kept = words_and_numbers(text)
     assert [c for c in kept if c != " "] == [c for c in normalise(text) if c.isalnum()]
     assert kept == kept.strip() and "  " not in kept
+
+
+def test_a_figure_is_painted_out_in_the_colour_around_it_not_its_cards_border() -> None:
+    # A white card with a dark 3 px border, whose figure box ends a pixel above the border: the
+    # ring under the box is border, the other three sides are the card's white.
+    page = np.full((120, 160, 3), 255, np.uint8)
+    page[98:101, :] = 40
+    page[20:98, 30:130] = 200  # the figure
+    painted = paint_quads(page, [((30, 20), (129, 20), (129, 97), (30, 97))])
+    assert painted[60, 80].tolist() == [255, 255, 255]
+    assert painted[99, 80].tolist() == [40, 40, 40]  # the border is left as drawn

@@ -170,3 +170,26 @@ def test_an_option_placed_by_its_text_passes_only_where_its_own_label_is_shown()
     # The ink drawing the source's label better than its rivals shows it.
     ink = [{"settler": "ink", "passed": ["letter_mismatch: label read as None"]}]
     assert _label_shown(placed("(0) Rome", ink))
+
+
+def test_a_row_below_that_opens_with_the_next_options_label_is_not_a_wrapped_line() -> None:
+    # A one-line option over the next: the next row's short last word ("rad") sits a little
+    # higher than its label and number, but the row it belongs to opens with "(C)".
+    found = [
+        *_row(0, 0, [(0, "Which"), (60, "angle?")]),
+        *_row(40, 1, [(0, "(A)"), (40, "10.6"), (120, "rad"), (400, "(B)"), (440, "14.6")]),
+        Word("(C)", 0, 84, 30, HEIGHT, 90.0, (1, 1, 2)),
+        Word("11.6", 40, 84, 40, HEIGHT, 90.0, (1, 1, 2)),
+        Word("rad", 120, 78, 30, 14, 90.0, (1, 1, 2)),
+    ]
+    labels = option_labels(found, ["A", "B", "C"])
+    a = labels.assigned["A"]
+    assert option_readings(found, a.index, labels.stops, labels.right(a)) == ["10.6 rad"]
+
+
+def test_a_located_option_carries_its_label_as_the_page_draws_labels() -> None:
+    found = _grid(label_d="(&)")  # D read as no letter: bound by place, drawn like the others
+    labels = option_labels(found, LETTERS)
+    item = Item("i", "Which city?", ("the old Oslo", "Lima", "new York", "Rome"), answer=0)
+    located = {r.name: r for r in locate_fields(found, labels, 1.0, item, (400, 800))}
+    assert [located[f"option:{letter}"].label for letter in LETTERS] == ["(A)", "(B)", "(C)", "(D)"]

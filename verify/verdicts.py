@@ -17,6 +17,7 @@ class ReasonCode(StrEnum):
     WORD_DROPPED = "word_dropped"
     WORD_ADDED = "word_added"
     FORMULA_CHANGED = "formula_changed"
+    RELATION_CHANGED = "relation_changed"
     SHORT_OPTION_MISSING = "short_option_missing"
     LETTER_MISMATCH = "letter_mismatch"
     OPTION_MISSING = "option_missing"
@@ -55,6 +56,9 @@ _DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.FORMULA_CHANGED: (
         "a formula was typeset from other TeX than the source's (layout record), or its ink "
         "matches the formula with another digit better (no record)"
+    ),
+    ReasonCode.RELATION_CHANGED: (
+        "a comparison (=, <, >, ≤, ≥, ≠) is read between the same operands with another meaning"
     ),
     ReasonCode.SHORT_OPTION_MISSING: "a short option is not read exactly",
     ReasonCode.LETTER_MISMATCH: "an option's text is not next to its own letter",

@@ -331,7 +331,39 @@ def findings(
                 )
         elif changed_to(place.word, place.read, language, thresholds):
             found.append(WordFinding(ReasonCode.WORD_CHANGED, place.index, place.word, place.read))
+        elif rival := negated_by_prefix(place.word, place.read, language, thresholds):
+            found.append(WordFinding(ReasonCode.WORD_CHANGED, place.index, place.word, rival))
     return found
+
+
+# Prefixes that turn a word into its opposite: "correct" and "incorrect" ask opposite things.
+NEGATING_PREFIXES = ("in", "un", "im", "il", "ir", "non", "dis")
+MIN_UNPREFIXED = 4  # letters of the word a prefix negates: shorter ones are fragments
+
+
+def negated_by_prefix(
+    word: str, read: str, language: str, thresholds: Thresholds = DEFAULT_THRESHOLDS
+) -> str | None:
+    """Return the source word with a negating prefix added or dropped, when that is what was read.
+
+    A handwritten "incorrect" read "incovvect" is no word, so no word was
+    read instead of "correct"; but it is nearer "incorrect" than "correct" by
+    more than a glyph, which a prefix the source lacks explains and a
+    misread glyph does not.
+    """
+    source, shown = word.casefold(), read.casefold()
+    for prefix in NEGATING_PREFIXES:
+        if source.startswith(prefix) and not shown.startswith(prefix):
+            rival = source[len(prefix) :]
+        elif shown.startswith(prefix) and not source.startswith(prefix):
+            rival = prefix + source
+        else:
+            continue
+        if len(rival) < MIN_UNPREFIXED or not plausible(rival, language, thresholds):
+            continue  # "index" read "dex" is a lost glyph run, not "in" + "dex"
+        if Levenshtein.distance(shown, rival) < Levenshtein.distance(shown, source) - 1:
+            return rival
+    return None
 
 
 def word_reasons(

@@ -8,6 +8,7 @@ from itemshot.verify.checks.expected import Field
 from itemshot.verify.checks.glyphs import same_letter_as_drawn
 from itemshot.verify.checks.labels import same_letter, split_label
 from itemshot.verify.checks.meaning import word_reasons
+from itemshot.verify.checks.relations import relation_reasons
 from itemshot.verify.checks.tokens import (
     is_short,
     missing_formula_numbers,
@@ -68,6 +69,7 @@ def _text_checks(
         reasons.append(Reason("unit_missing", field.name, ", ".join(units), tokens=tuple(units)))
     # Whatever the similarity: one word read as another is another question.
     reasons.extend(word_reasons(field.name, field.text, observed, "eng", thresholds))
+    reasons.extend(relation_reasons(field.name, field.text, field.math, observed))
     return score, reasons, measures
 
 

@@ -18,7 +18,10 @@ _NUMBER = re.compile(r"(?<![A-Za-z0-9_.])[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?
 _UNIT = re.compile(r"\s?(%|°[CF]?|[A-Za-z]{1,4}(?:/[A-Za-z]{1,4})?(?:\^?\d)?)(?![A-Za-z])")
 # A capitalised word after a number starts a sentence ("Figure 1 What …"); it is no unit,
 # nor is a short word of the sentence ("Figures 1 and 2", "5 of them", "10 per box").
-_WORD = re.compile(r"[A-Z][a-z]{2,3}|and|or|of|to|is|at|the|per|for|on|by|as|if|an|are|was|with")
+_WORD = re.compile(
+    r"[A-Z][a-z]{2,3}|If|It|In|Is|On|Of|Or|At|As|An|To|By|So|We"
+    r"|and|or|of|to|is|at|the|per|for|on|by|as|if|an|are|was|with"
+)
 # Where a number starts in compact text (spaces removed): after no digit, and after no
 # point or comma that follows one ("W.C.B. 7°" compacts to "W.C.B.7°", whose 7 starts one).
 NUMBER_START = r"(?<!\d)(?<!\d[.,])"
@@ -41,17 +44,20 @@ def numbers(text: str) -> list[str]:
 def number_units(text: str) -> list[str]:
     """Return `number+unit` strings (without spaces) where a unit follows a number."""
     found: list[str] = []
-    norm = normalise(text)
-    for match in _NUMBER.finditer(norm):
-        unit = _UNIT.match(norm, match.end())
-        if unit and not _WORD.fullmatch(unit.group(1)):
-            found.append((match.group(0) + unit.group(1)).lstrip("+"))
+    # Line by line: a field's text has a line break where a formula stood ("-1 $\\le$ x"),
+    # and the letter after that formula is no unit of the number before it.
+    for line in text.split("\n"):
+        norm = normalise(line)
+        for match in _NUMBER.finditer(norm):
+            unit = _UNIT.match(norm, match.end())
+            if unit and not _WORD.fullmatch(unit.group(1)):
+                found.append((match.group(0) + unit.group(1)).lstrip("+"))
     return found
 
 
 def leading_number(token: str) -> str:
-    """Return the number a `number+unit` token starts with ("300" of "300kJ/kg")."""
-    match = re.match(r"[\d.,]+", token)
+    """Return the number a `number+unit` token starts with ("300" of "300kJ/kg", "-50" of "-50")."""
+    match = re.match(r"-?[\d.,]+", token)
     return match.group(0) if match else ""
 
 
@@ -78,11 +84,20 @@ def missing_numbers(expected: str, observed: str) -> list[str]:
     Numbers are compared as a multiset; codes such as `P2.79` must occur in the
     observed text with spaces ignored.
     """
-    seen = compact(_ocr_number_fix(observed))
+    seen = _upright(compact(_ocr_number_fix(observed)))
     # As a multiset too: "N3" changed to "N2" where the text says "N3" again later is missing.
     wanted = Counter(codes(expected))
-    missing = [code for code, count in wanted.items() if seen.count(code) < count]
+    missing = [code for code, count in wanted.items() if seen.count(_upright(code)) < count]
     return _missing_plain_numbers(expected, observed) + missing
+
+
+# One upright stroke, whichever character it is: in a code ("l(b)", "2-II") no reader tells
+# a lowercase l, a capital I and a digit 1 apart by anything but the face's serifs.
+_UPRIGHT = str.maketrans({"l": "1", "I": "1", "|": "1"})
+
+
+def _upright(text: str) -> str:
+    return text.translate(_UPRIGHT)
 
 
 def _places(expected: str, token: str) -> list[str]:
@@ -363,24 +378,34 @@ def _scripts_read_as(
 ) -> list[str]:
     """Return each formula script (as written) whose reading in `observed` has `status`."""
     text = normalise(observed)
+    scripts = [script for latex in formulas for script in formula_scripts(latex)]
     return list(
         dict.fromkeys(
             shown
-            for latex in formulas
-            for pattern, digits, shown in formula_scripts(latex)
-            if _script_status(pattern, digits, text) == status
+            for pattern, digits, shown in scripts
+            if _script_status(pattern, digits, text, _siblings_of(pattern, digits, scripts))
+            == status
         )
     )
 
 
-def _script_status(pattern: str, digits: str, text: str) -> str:
+def _siblings_of(pattern: str, digits: str, scripts: list[tuple[str, str, str]]) -> frozenset[str]:
+    """Return the other digits the source writes as scripts of the same base (L_4 beside L_1)."""
+    return frozenset(d for p, d, _shown in scripts if p == pattern and d != digits)
+
+
+def _script_status(
+    pattern: str, digits: str, text: str, siblings: frozenset[str] = frozenset()
+) -> str:
     """Return how the text shows a script: "read", "contradicted" (other digits) or "unread".
 
     Read when its base is once followed by its own digits; contradicted when
-    the base is followed only by other digits; unread when no digit follows
-    the base at all (or the base is not read).
+    the base is followed only by other digits, none of them a script the
+    source gives the same base elsewhere ("L4" read is the source's own
+    `L_4`, no evidence about `L_1`); unread when no digit follows the base
+    at all (or the base is not read).
     """
     after = [m.group(1) for m in re.finditer(pattern + r"(\d+)", text)]
     if any(a.startswith(digits) for a in after):
         return "read"
-    return "contradicted" if after else "unread"
+    return "contradicted" if [a for a in after if a not in siblings] else "unread"

@@ -19,6 +19,7 @@ from itemshot.verify.checks.figures import (
     figure_content,
     template_score,
 )
+from itemshot.verify.checks.findings import FINDING_CODES, finding_shown
 from itemshot.verify.checks.formula_record import formula_reasons
 from itemshot.verify.checks.glyphs import read_numbers_as_drawn
 from itemshot.verify.checks.labels import split_label
@@ -29,7 +30,6 @@ from itemshot.verify.checks.layout_checks import (
     primary_font,
 )
 from itemshot.verify.checks.legibility import marginal_reasons, region_legibility
-from itemshot.verify.checks.meaning import WORD_CODES, token_shown
 from itemshot.verify.checks.scoring import (
     FORMULA_PREFIX,
     UNREAD_SCRIPT,
@@ -192,7 +192,7 @@ def _prefixed(field: Field, result: FieldResult, readings: list[str]) -> tuple[R
 
 
 def _without_words(result: FieldResult) -> FieldResult:
-    return replace(result, reasons=tuple(r for r in result.reasons if r.code not in WORD_CODES))
+    return replace(result, reasons=tuple(r for r in result.reasons if r.code not in FINDING_CODES))
 
 
 def _words_left(
@@ -207,7 +207,7 @@ def _words_left(
     said: dict[str, dict[str, str]] = {}
     for result in results:
         for reason in result.reasons:
-            if reason.code in WORD_CODES:
+            if reason.code in FINDING_CODES:
                 parts = reason.detail.split("; ")
                 for index, token in enumerate(reason.tokens):
                     text = parts[index] if len(parts) == len(reason.tokens) else reason.detail
@@ -215,7 +215,7 @@ def _words_left(
     left = []
     texts = _as_scored(field, readings)
     for code, tokens in said.items():
-        kept = {t: d for t, d in tokens.items() if not token_shown(field.text, t, texts)}
+        kept = {t: d for t, d in tokens.items() if not finding_shown(code, field.text, t, texts)}
         if kept:
             left.append(Reason(code, field.name, "; ".join(kept.values()), tuple(kept)))
     return tuple(left)
@@ -245,8 +245,10 @@ def _tokens_in_place(field: Field, result: FieldResult, readings: list[str]) -> 
         if reason.code not in TOKEN_CODES or prefix:
             kept.append(reason)
             continue
-        shown = token_shown if reason.code in WORD_CODES else shown_in_place
-        left = [t for t in tokens if not shown(field.text, t, texts)]
+        if reason.code in FINDING_CODES:
+            left = [t for t in tokens if not finding_shown(reason.code, field.text, t, texts)]
+        else:
+            left = [t for t in tokens if not shown_in_place(field.text, t, texts)]
         if left:
             kept.append(_keep_tokens(reason, left))
     return replace(result, reasons=tuple(kept))
@@ -326,7 +328,7 @@ def _second_opinion(
     region = replace(best.region, measures=measures)
     kept = tuple(
         r
-        for r in (_shared(r, other.reasons) for r in best.reasons if r.code not in WORD_CODES)
+        for r in (_shared(r, other.reasons) for r in best.reasons if r.code not in FINDING_CODES)
         if r is not None
     )
     # A word either reading shows otherwise stays until a reading shows it as the source has it.
@@ -338,7 +340,7 @@ def _second_opinion(
 
 
 # Checks about tokens (numbers, units, words in their place), each read or not on its own.
-TOKEN_CODES = ("number_missing", "unit_missing", *WORD_CODES)
+TOKEN_CODES = ("number_missing", "unit_missing", *FINDING_CODES)
 
 
 def _tokens(reason: Reason) -> tuple[str, list[str]]:
@@ -352,7 +354,7 @@ def _keep_tokens(reason: Reason, kept: list[str]) -> Reason:
     prefix, tokens = _tokens(reason)
     if kept == tokens:
         return reason
-    if reason.code in WORD_CODES:
+    if reason.code in FINDING_CODES:
         parts = reason.detail.split("; ")
         said = [parts[tokens.index(t)] for t in kept if len(parts) == len(tokens)]
         return replace(reason, detail="; ".join(said), tokens=tuple(kept))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass, replace
 
 import cv2
@@ -27,10 +28,11 @@ from itemshot.renderer.records import Region, box_to_quad
 from itemshot.verify.checks import expected as source
 from itemshot.verify.checks.figure_search import FigureSearch
 from itemshot.verify.checks.figures import decode_figure
+from itemshot.verify.checks.findings import FINDING_CODES
 from itemshot.verify.checks.glyphs import CANDIDATES, groups
 from itemshot.verify.checks.labels import label_shape, split_label, word_label
 from itemshot.verify.checks.lookalikes import LABEL_RIVALS
-from itemshot.verify.checks.meaning import WORD_CODES, split_words
+from itemshot.verify.checks.meaning import split_words
 from itemshot.verify.checks.scoring import (
     FORMULA_PREFIX,
     FieldResult,
@@ -50,7 +52,7 @@ from itemshot.verify.reading.align import best_window
 from itemshot.verify.reading.ocr import Word, join_words, language_for, words
 from itemshot.verify.reading.text import compact, normalise, ocr_accuracy
 from itemshot.verify.settlers.drawn_face import DrawnFace, Probe, identify_face, longest_probes
-from itemshot.verify.settlers.formula_ink import script_parts, weigh_formula
+from itemshot.verify.settlers.formula_ink import script_parts, stacked_scripts, weigh_formula
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from itemshot.verify.verdicts import Reason, ReasonCode, RegionScore, Verdict, verdict
 
@@ -69,7 +71,7 @@ SETTLED_IN_PLACE = frozenset(
         ReasonCode.SHORT_OPTION_MISSING,
         ReasonCode.LETTER_MISMATCH,
         ReasonCode.OPTION_MISSING,  # whole-image: no reading shows its label, nor its text well
-        *WORD_CODES,
+        *FINDING_CODES,
     }
 )
 # An option's label no reading shows as its letter: its text is looked for in every reading.
@@ -306,8 +308,8 @@ def option_lines(
     columns as one line): the next row of words below, close under the
     previous line, within the option's column (from under its label to the
     next column's labels), up to a column gap; it ends the option when it
-    holds a label, or when the text runs on to its left (a paragraph, not a
-    wrapped option).
+    holds a label or opens with a word shaped like one, or when the text
+    runs on to its left (a paragraph, not a wrapped option).
     """
     first, _end = _segment(found, start, stops, right)
     lines = [first]
@@ -316,12 +318,21 @@ def option_lines(
     middle = _middle(label)
     for _ in range(CONTINUATION_LINES):
         line = _wrapped_line(found, middle, label.height, label.left - label.height, right, taken)
-        if not line or any(i in stops for i in line):
+        if not line or any(i in stops for i in line) or _opens_with_label(found[line[0]].text):
             break
         lines.append(line)
         taken.update(line)
         middle = min(_middle(found[i]) for i in line)
     return lines
+
+
+def _opens_with_label(text: str) -> bool:
+    """Return whether a row's first word reads as a label or has a label's shape ("(&)").
+
+    A row under an option that opens so is the next option's, whichever
+    letter (if any) this reading made of its label.
+    """
+    return word_label(text) is not None or label_shape(text) is not None
 
 
 def _wrapped_line(
@@ -338,8 +349,14 @@ def _wrapped_line(
     if not below:
         return []
     top = min(_middle(found[i]) for i in below)
+    # The whole row at that height, not only its words inside the band: a short word whose
+    # middle sits a little higher ("rad") must not stand for a row that opens with a label.
     row = sorted(
-        (i for i in below if _middle(found[i]) - top < 0.5 * height),
+        (
+            i
+            for i, w in enumerate(found)
+            if i not in taken and left <= w.left < right and abs(_middle(w) - top) < 0.5 * height
+        ),
         key=lambda i: found[i].left,
     )
     cut = 1  # a column gap ends the row: the words past it are another column's
@@ -535,10 +552,14 @@ def locate_fields(
             last += 1  # a short last line ("blur'?") read as no word of the stem
         stem = [w for row in rows[shared[0] : last + 1] for w in row]
         located.append(_region("question", "question", stem, scale, shape))
+    form = _label_form(found, labels)
     for letter, anchor in labels.assigned.items():
         option = option_lines(found, anchor.index, labels.stops, labels.right(anchor))
         there = [found[anchor.index], *(found[i] for line in option for i in line)]
-        located.append(_region(f"option:{letter}", "option", there, scale, shape, letter))
+        label = form.format(letter)
+        located.append(
+            _region(f"option:{letter}", "option", there, scale, shape, letter, label=label)
+        )
     # An option whose label no reading shows as a letter ("(I)" read "(PD.") stands where
     # its text is read, with the room its label takes on the left: read in place, the label
     # is then judged as in region mode (read again, or shown by the ink in the page's face).
@@ -551,7 +572,8 @@ def locate_fields(
         if there:
             name = f"option:{field.letter}"
             room = _label_room(rest, there)
-            located.append(_region(name, "option", there, scale, shape, field.letter, room))
+            label = form.format(field.letter)
+            located.append(_region(name, "option", there, scale, shape, field.letter, room, label))
     return located
 
 
@@ -618,10 +640,12 @@ def _region(
     shape: tuple[int, ...],
     letter: str = "",
     left: float = math.inf,
+    label: str = "",
 ) -> Region:
     """Return the region around a field's words, in the image's pixels, sized by their height.
 
-    `left` (OCR px) widens it to the left, to hold what stands before the words.
+    `left` (OCR px) widens it to the left, to hold what stands before the words;
+    `label` is how the page draws the option's label ("(I)"), "" when unknown.
     """
     height = float(np.median([w.height for w in there])) / scale
     margin = BOX_MARGIN * height
@@ -632,7 +656,37 @@ def _region(
         min(float(shape[0]), max(w.top + w.height for w in there) / scale + margin),
     )
     font_px = height / WORD_HEIGHT_EM
-    return Region(name, kind, box, box_to_quad(box), letter=letter, font_px=font_px, set_px=font_px)
+    return Region(
+        name,
+        kind,
+        box,
+        box_to_quad(box),
+        label=label,
+        letter=letter,
+        font_px=font_px,
+        set_px=font_px,
+    )
+
+
+# A label as a reading shows it: its letter between what the page draws around every label.
+_LABEL_FORM = re.compile(r"^([\(\[]?)([A-Z])([\)\].:])")
+
+
+def _label_form(found: list[Word], labels: OptionLabels) -> str:
+    """Return how the page draws its labels ("({})", "{}.") from those its reading shows as letters.
+
+    "" when the reading shows none: every label is then unknown ("".format(letter)).
+
+    A label no reading shows as its letter is then known as drawn ("(I)"),
+    and the ink can be asked whether the page shows it (as region mode asks
+    of the label its record names).
+    """
+    forms: Counter[str] = Counter()
+    for anchor in labels.assigned.values():
+        match = _LABEL_FORM.match(found[anchor.index].text.strip())
+        if anchor.letter and match and match.group(2) == anchor.letter:
+            forms[f"{match.group(1)}{{}}{match.group(3)}"] += 1
+    return forms.most_common(1)[0][0] if forms else ""
 
 
 def _settled_in_place(
@@ -654,17 +708,26 @@ def _settled_in_place(
     if not all(map(settled_by_reading, best.reasons)):
         return best  # the image fails whatever its fields read in place
     failing = {r.region for r in best.reasons}
-    # Only an option whose label is not read is looked for in the other readings: a field
-    # whose text fails is judged where the closest reading places it, as a larger box from
-    # another reading (with a figure's frame in it) gives the ink more to mistake.
+    # Only an option whose label is not read is looked for in every reading: a field whose
+    # text fails is judged where the closest reading that places it does, as a larger box
+    # from another reading (with a figure's frame in it) gives the ink more to mistake.
+    # Another reading's place inside that one holds no ink it lacks, and is tried too (a
+    # taller box that takes in the line below reads "q)0" where a tight one reads "q>0").
     unlabelled = failing - {r.region for r in best.reasons if r.code not in LABEL_NOT_READ}
     settled: dict[str, tuple[Region, FieldResult]] = {}
+    closest: dict[str, Region] = {}
     face: DrawnFace | None = None
     faced = False
-    for rank, (found, labels, scale) in enumerate(pages):
-        wanted = (failing if rank == 0 else unlabelled) - settled.keys()
+    for found, labels, scale in pages:
         located = locate_fields(found, labels, scale, item, image.shape[:2], thresholds)
-        places = {r.name: r for r in located if r.name in wanted}
+        first = {r.name for r in located if r.name not in closest}
+        closest.update((r.name, r) for r in located if r.name in first)
+        places = {
+            r.name: r
+            for r in located
+            if r.name in failing - settled.keys()
+            and (r.name in first or r.name in unlabelled or _inside(r, closest[r.name]))
+        }
         if not places:
             continue
         by_text = {r.name for r in located if r.letter and r.letter not in labels.assigned}
@@ -708,6 +771,15 @@ def _settled_in_place(
     return verdict(best.image, best.item_id, best.mode, best.lang, reasons, regions)
 
 
+def _inside(place: Region, outer: Region) -> bool:
+    """Return whether `place`'s box lies within `outer`'s (a pixel of slack) and is not it."""
+    if place.box == outer.box:
+        return False
+    x0, y0, x1, y1 = place.box
+    ox0, oy0, ox1, oy1 = outer.box
+    return x0 >= ox0 - 1 and y0 >= oy0 - 1 and x1 <= ox1 + 1 and y1 <= oy1 + 1
+
+
 def _formulas_by_ink(
     best: Verdict,
     image: np.ndarray,
@@ -730,6 +802,10 @@ def _formulas_by_ink(
         for f in (source.stem(item, drop_figure_refs=True), *source.options(item))
         if f.name not in failing
     }
+    stacked = {
+        f.name: tuple(dict.fromkeys(s for latex in f.math for s in stacked_scripts(latex)))
+        for f in (source.stem(item, drop_figure_refs=True), *source.options(item))
+    }
     fields = [name for name, found in parts.items() if found]
     places: dict[str, Region] = {}
     for found, labels, scale in pages:  # the reading explaining the item best first
@@ -748,7 +824,7 @@ def _formulas_by_ink(
     for name, crop in zip(fields, located_crops(image, wide), strict=True):
         font_px, others = places[name].font_px, tuple(parts[name])
         for part in parts[name]:
-            evidence = weigh_formula(crop, font_px, part, thresholds, others)
+            evidence = weigh_formula(crop, font_px, part, thresholds, others, stacked[name])
             if evidence is None:
                 continue
             notes.setdefault(name, []).append(evidence.describe())

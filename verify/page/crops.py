@@ -284,19 +284,26 @@ def scaled(grey: np.ndarray, scale: float) -> np.ndarray:
 
 
 def paint_quads(image: np.ndarray, quads: list[Quad]) -> np.ndarray:
-    """Return a copy of the image with each quad filled by the colour just around it."""
+    """Return a copy of the image with each quad filled by the colour just around it.
+
+    The colour is the median of a ring on all four sides: a figure whose box
+    ends a few pixels above its card's border has that border in one side
+    of the ring, and a fill in the border's colour would turn a page of
+    dark text on white into white text on a dark block.
+    """
     out = image.copy()
+    channels = out.shape[2] if out.ndim == 3 else 1
     for quad in quads:
         points = np.asarray(quad, dtype=np.int32)
-        x0, y0 = points.min(axis=0) - 3
+        x0, y0 = np.maximum(points.min(axis=0) - 3, 0)
         x1, y1 = points.max(axis=0) + 3
-        x0, y0 = max(0, x0), max(0, y0)
-        ring = np.concatenate(
-            [
-                out[y0 : y0 + 2, x0:x1].reshape(-1, out.shape[2] if out.ndim == 3 else 1),
-                out[max(y0, y1 - 2) : y1, x0:x1].reshape(-1, out.shape[2] if out.ndim == 3 else 1),
-            ]
+        sides = (
+            out[y0 : y0 + 2, x0:x1],
+            out[max(y0, y1 - 2) : y1, x0:x1],
+            out[y0:y1, x0 : x0 + 2],
+            out[y0:y1, max(x0, x1 - 2) : x1],
         )
+        ring = np.concatenate([side.reshape(-1, channels) for side in sides])
         colour = np.median(ring, axis=0) if ring.size else 255
         cv2.fillConvexPoly(out, points, tuple(int(c) for c in np.atleast_1d(colour)))
     return out

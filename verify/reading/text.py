@@ -56,6 +56,10 @@ _QUOTES = str.maketrans(
         "\u2212": "-",
         "\u30fc": "\u30fc",
         "\u2026": "...",
+        # Greek capital delta as engines read it: a triangle (the handwriting face's) or the
+        # increment sign. A person reads all three as the same Δ.
+        "\u25b3": "\u0394",
+        "\u2206": "\u0394",
     }
 )
 

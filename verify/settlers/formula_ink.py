@@ -53,6 +53,7 @@ _PARSER = MathTextParser("agg")
 _DIGIT = re.compile(r"\d")
 _SCRIPT = re.compile(r"[_^]")
 _STACKED = re.compile(r"\\(?:[dt]?frac|binom|sqrt)")
+_STACKED_SCRIPT = re.compile(r"(?<!\\)\b([A-Za-z]+)([_^])\{?(\d+)\}?")
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,34 @@ def script_parts(latex: str) -> list[str]:
     inline fractions, and on the tuning set a numerator's digit drawn so was
     taken for another on clean renders.
     """
+    return [
+        part
+        for part in _top_level_parts(latex)
+        if _DIGIT.search(part)
+        and _SCRIPT.search(part)
+        and not _STACKED.search(part)
+        and part.count("{") == part.count("}")
+    ]
+
+
+def stacked_scripts(latex: str) -> list[str]:
+    """Return the digit scripts inside a formula's fractions and roots, each on its own (`k_{3}`).
+
+    They are not weighed (`script_parts`), but their ink is in the field: a
+    part's drawing located over a numerator's `k_{3}` is on that script's
+    place, not its own, and is given to it as to any other part.
+    """
+    found = (
+        f"{letters}{mark}{{{digits}}}"
+        for part in _top_level_parts(latex)
+        if _STACKED.search(part)
+        for letters, mark, digits in _STACKED_SCRIPT.findall(part)
+    )
+    return list(dict.fromkeys(found))
+
+
+def _top_level_parts(latex: str) -> list[str]:
+    """Return the formula cut at relations, operators, commas and spaces outside brace groups."""
     parts, depth, start = [], 0, 0
     for index, char in enumerate(latex):
         depth += {"{": 1, "}": -1}.get(char, 0)
@@ -140,14 +169,7 @@ def script_parts(latex: str) -> list[str]:
             parts.append(latex[start:index])
             start = index + 1
     parts.append(latex[start:])
-    return [
-        part.strip()
-        for part in parts
-        if _DIGIT.search(part)
-        and _SCRIPT.search(part)
-        and not _STACKED.search(part)
-        and part.count("{") == part.count("}")
-    ]
+    return [part.strip() for part in parts]
 
 
 def digit_rivals(latex: str) -> list[str]:
@@ -173,13 +195,17 @@ def weigh_formula(
     latex: str,
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
     others: tuple[str, ...] = (),
+    stacked: tuple[str, ...] = (),
 ) -> FormulaEvidence | None:
     """Return how the ink of a normalised grey crop (dark on white) shows `latex` against its rivals.
 
     The source's drawing is located at every place it fits about as well as
     its best (`PLACES`: a field may hold `w_{1}` and `w_{2}`, and either
     drawing fits both). A place where one of the field's `others` formulas
-    fits better is that formula's, not this one's. At each place left, every
+    fits better is that formula's, not this one's. A place whose closest
+    rival is one of the field's `stacked` scripts (`stacked_scripts`: a
+    numerator's `k_{3}` against `k_{6}`) may be that script's ink: it is no
+    evidence against the source. At each place left, every
     rival drawn at that size is compared with the source where the two
     differ (`_compare`); the place that shows
     the source best is the evidence, so the ink contradicts the source only
@@ -211,8 +237,10 @@ def weigh_formula(
             pair = _compare(page, own, theirs, (y, x), size)
             if pair is not None and pair[0] - pair[1] < lead:
                 worst, rival_score, lead = rival, pair[1], pair[0] - pair[1]
+        if lead < 0 and worst in stacked:
+            continue
         evidence.append(FormulaEvidence(latex, score, worst, rival_score, lead))
-    return max(evidence, key=lambda e: e.margin)
+    return max(evidence, key=lambda e: e.margin, default=None)
 
 
 def _fits_better(page: np.ndarray, other: str, place: _Place, blur: float) -> bool:

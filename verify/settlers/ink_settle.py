@@ -246,12 +246,20 @@ def _siblings(token: str, tokens: list[str]) -> list[str]:
     """Return the field's tokens led by another number than `token`'s: rivals of its place.
 
     Only a token led by a number has them; a code ("refrigerant-134a") or a
-    unit drawn alone is no drawing of a number's place.
+    unit drawn alone is no drawing of a number's place. A rival has the
+    token's shape (a bare number, or a number with its unit): "1.1 mm" drawn
+    for a bare "= 10" reaches over the "mm" after it, ink the bare number's
+    drawing leaves blank, and wins there whatever the number shows.
     """
     number = _number_of(token)
     if not number:
         return []
-    return [t for t in tokens if _number_of(t) and _number_of(t) != number]
+    bare = leading_number(token) == token
+    return [
+        t
+        for t in tokens
+        if _number_of(t) and _number_of(t) != number and (leading_number(t) == t) == bare
+    ]
 
 
 def _number_of(token: str) -> str:
