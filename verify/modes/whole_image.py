@@ -79,6 +79,7 @@ LABEL_NOT_READ = frozenset({ReasonCode.LETTER_MISMATCH, ReasonCode.OPTION_MISSIN
 LABEL_SETTLED = f"{ReasonCode.LETTER_MISMATCH.value}:"  # a settled record of a label shown
 WORD_HEIGHT_EM = 0.75  # an OCR word box's height (median of a line's words) per em
 BOX_MARGIN = 0.35  # word heights of margin around a located field's words
+INSIDE_SLACK = 0.25  # em one reading's box may reach past another's and still lie inside it
 STEM_LINE_SHARE = 0.5  # a line of the stem: at least this share of its words are the stem's
 FORMULA_ROOM = 0.5  # em around a field's words where its formulas may reach
 STEM_WRAP_GAP = 0.8  # word heights of blank between a stem line and the one it wraps onto
@@ -772,12 +773,17 @@ def _settled_in_place(
 
 
 def _inside(place: Region, outer: Region) -> bool:
-    """Return whether `place`'s box lies within `outer`'s (a pixel of slack) and is not it."""
+    """Return whether `place`'s box lies within `outer`'s and is not it.
+
+    Within a quarter of an em: two readings box the same words a few pixels
+    apart, and that much margin holds no other line.
+    """
     if place.box == outer.box:
         return False
+    slack = INSIDE_SLACK * max(place.font_px, outer.font_px)
     x0, y0, x1, y1 = place.box
     ox0, oy0, ox1, oy1 = outer.box
-    return x0 >= ox0 - 1 and y0 >= oy0 - 1 and x1 <= ox1 + 1 and y1 <= oy1 + 1
+    return x0 >= ox0 - slack and y0 >= oy0 - slack and x1 <= ox1 + slack and y1 <= oy1 + slack
 
 
 def _formulas_by_ink(
@@ -1136,13 +1142,18 @@ def _align_span(needle: str, haystack: str) -> tuple[str, int, int]:
     return b, start, end
 
 
+# "Figure" as engines read it: "Fig.", or "Fig" and a few letters ("Figuve" in a handwriting
+# face, whose r is a v to tesseract). A "Fig…" word followed by the figure's number says it.
+_FIGURE_WORD = r"fig[a-z]{0,4}\.?"
+
+
 def _reference_pattern(number: int) -> re.Pattern[str]:
     """Return how a page may show `<image N>` in words: Figure N, Fig. N, Image N, 図N.
 
     The number's digits may be read as glyphs OCR confuses them with ("Figure |").
     """
     numeral = _numeral(number)
-    return re.compile(rf"(?:\b(?:figure|fig\.?|image)\s*|図\s*|<image\s*){numeral}(?!\d)>?", re.I)
+    return re.compile(rf"(?:\b(?:{_FIGURE_WORD}|image)\s*|図\s*|<image\s*){numeral}(?!\d)>?", re.I)
 
 
 def _without_references(text: str, figures: tuple[int, ...]) -> str:
@@ -1205,7 +1216,7 @@ def _figure_references(item: Item, page: str) -> list[Reason]:
     reasons = []
     seen = compact(page)
     for number in dict.fromkeys(field.figures):
-        name = re.compile(rf"(?i:figure|fig\.|image|<image|図){_numeral(number)}")
+        name = re.compile(rf"(?i:{_FIGURE_WORD}|image|<image|図){_numeral(number)}")
         if not name.search(seen):
             reasons.append(
                 Reason(
