@@ -340,24 +340,15 @@ def _wrapped_line(
     found: list[Word], middle: float, height: float, left: float, right: float, taken: set[int]
 ) -> list[int]:
     """Return the next row of words below `middle` in the column [left, right), or []."""
-    below = [
-        i
-        for i, w in enumerate(found)
-        if i not in taken
-        and left <= w.left < right
-        and 0.5 * height < _middle(w) - middle <= 2.2 * height
-    ]
+    column = [i for i, w in enumerate(found) if i not in taken and left <= w.left < right]
+    below = [i for i in column if 0.5 * height < _middle(found[i]) - middle <= 2.2 * height]
     if not below:
         return []
     top = min(_middle(found[i]) for i in below)
     # The whole row at that height, not only its words inside the band: a short word whose
     # middle sits a little higher ("rad") must not stand for a row that opens with a label.
     row = sorted(
-        (
-            i
-            for i, w in enumerate(found)
-            if i not in taken and left <= w.left < right and abs(_middle(w) - top) < 0.5 * height
-        ),
+        (i for i in column if abs(_middle(found[i]) - top) < 0.5 * height),
         key=lambda i: found[i].left,
     )
     cut = 1  # a column gap ends the row: the words past it are another column's
@@ -676,11 +667,10 @@ _LABEL_FORM = re.compile(r"^([\(\[]?)([A-Z])([\)\].:])")
 def _label_form(found: list[Word], labels: OptionLabels) -> str:
     """Return how the page draws its labels ("({})", "{}.") from those its reading shows as letters.
 
-    "" when the reading shows none: every label is then unknown ("".format(letter)).
-
     A label no reading shows as its letter is then known as drawn ("(I)"),
     and the ink can be asked whether the page shows it (as region mode asks
-    of the label its record names).
+    of the label its record names). "" when the reading shows no label as a
+    letter: every label is then unknown ("".format(letter) is "").
     """
     forms: Counter[str] = Counter()
     for anchor in labels.assigned.values():
@@ -803,14 +793,18 @@ def _formulas_by_ink(
     the evidence is recorded under `formula_ink` either way.
     """
     failing = {r.region for r in best.reasons}
-    parts = {
-        f.name: list(dict.fromkeys(p for latex in f.math for p in script_parts(latex)))
+    passing = [
+        f
         for f in (source.stem(item, drop_figure_refs=True), *source.options(item))
         if f.name not in failing
+    ]
+    parts = {
+        f.name: list(dict.fromkeys(p for latex in f.math for p in script_parts(latex)))
+        for f in passing
     }
     stacked = {
         f.name: tuple(dict.fromkeys(s for latex in f.math for s in stacked_scripts(latex)))
-        for f in (source.stem(item, drop_figure_refs=True), *source.options(item))
+        for f in passing
     }
     fields = [name for name, found in parts.items() if found]
     places: dict[str, Region] = {}

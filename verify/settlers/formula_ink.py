@@ -129,9 +129,9 @@ def script_parts(latex: str) -> list[str]:
     brace group; a part is kept when it holds a digit and a sub- or
     superscript, and no fraction or root. A part is drawn and located on its
     own: mathtext spaces a long formula otherwise than KaTeX, and a baseline
-    number is for OCR to read. Fractions are left out: mathtext stacks them otherwise than KaTeX's
-    inline fractions, and on the tuning set a numerator's digit drawn so was
-    taken for another on clean renders.
+    number is for OCR to read. Fractions are left out: mathtext stacks them
+    otherwise than KaTeX's inline fractions, and on the tuning set a
+    numerator's digit drawn so was taken for another on clean renders.
     """
     return [
         part
@@ -147,8 +147,8 @@ def stacked_scripts(latex: str) -> list[str]:
     """Return the digit scripts inside a formula's fractions and roots, each on its own (`k_{3}`).
 
     They are not weighed (`script_parts`), but their ink is in the field: a
-    part's drawing located over a numerator's `k_{3}` is on that script's
-    place, not its own, and is given to it as to any other part.
+    part's drawing located over a numerator's `k_{3}` may be on that
+    script's place, not its own (`weigh_formula`'s `stacked`).
     """
     found = (
         f"{letters}{mark}{{{digits}}}"
@@ -202,15 +202,14 @@ def weigh_formula(
     The source's drawing is located at every place it fits about as well as
     its best (`PLACES`: a field may hold `w_{1}` and `w_{2}`, and either
     drawing fits both). A place where one of the field's `others` formulas
-    fits better is that formula's, not this one's. A place whose closest
-    rival is one of the field's `stacked` scripts (`stacked_scripts`: a
-    numerator's `k_{3}` against `k_{6}`) may be that script's ink: it is no
-    evidence against the source. At each place left, every
+    fits better is that formula's, not this one's. At each place left, every
     rival drawn at that size is compared with the source where the two
-    differ (`_compare`); the place that shows
-    the source best is the evidence, so the ink contradicts the source only
-    where no place shows it. None when the formula has no digit, mathtext
-    cannot draw it or it fits nowhere in the crop.
+    differ (`_compare`); the place that shows the source best is the
+    evidence, so the ink contradicts the source only where no place shows
+    it. A place whose closest rival is one of the field's `stacked` scripts
+    (`stacked_scripts`: a numerator's `k_{3}` against `k_{6}`) may be that
+    script's ink, and is no evidence against the source. None when the
+    formula has no digit, mathtext cannot draw it or no place is left.
     """
     rivals = digit_rivals(latex)
     if not rivals:
