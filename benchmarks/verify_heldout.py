@@ -74,6 +74,7 @@ from verify_split import (  # noqa: E402
     held_out_ids,
     job_seed,
     last_ids,
+    redrawn_ids,
     rerendered_ids,
     reseeded_ids,
     tuning_ids,
@@ -131,6 +132,7 @@ SETS: dict[str, Callable[[], list[str]]] = {
     "reseeded": reseeded_ids,
     "tuning-wide": tuning_wide_ids,
     "rerendered": rerendered_ids,
+    "redrawn": redrawn_ids,
 }
 
 
