@@ -102,6 +102,9 @@ def _text_options(layout: Layout, item: Item) -> list[Region]:
     ]
 
 
+LABEL_REACH = 4.0  # em from an option's first ink within which its label ends
+
+
 def _label_split(image: np.ndarray, region: Region) -> int:
     """Return the x (image px) where an option's label ends and its text begins."""
     x0, y0, x1, y1 = _box(region)
@@ -118,13 +121,19 @@ def _label_split(image: np.ndarray, region: Region) -> int:
     columns = np.nonzero(ink)[0]
     if not columns.size:
         return x0
-    gap = max(3, int(region.font_px * 0.18))
-    run = 0
-    for x in range(columns[0], len(ink)):
-        run = run + 1 if not ink[x] else 0
-        if run >= gap:
-            return x0 + x - run // 2
-    return x0 + len(ink) // 3
+    # The label ends at the widest blank within its first few ems: a mono "(A)" has blanks
+    # between its glyphs too, narrower than the space after it. A split inside the label
+    # would move its letter with the text: options moved, not swapped.
+    # Only a blank with ink after it: the blank after a one-letter text ("(A)  D") ends nowhere.
+    reach = min(len(ink), columns[0] + int(LABEL_REACH * region.font_px))
+    widest, end, run = 0, 0, 0
+    for x in range(columns[0], reach):
+        if ink[x] and run > widest:
+            widest, end = run, x - 1
+        run = 0 if ink[x] else run + 1
+    if widest < max(3, int(region.font_px * 0.18)):
+        return x0 + len(ink) // 3
+    return x0 + end - widest // 2
 
 
 def option_removed(
