@@ -123,6 +123,10 @@ def test_misread_glyphs_are_no_other_word() -> None:
     assert findings("the most likely cause", "the mosl likely cause") == []
     assert findings("put it on the table", "put it in the table") == []
     assert findings("Résumé of the case", "Resume of the case") == []
+    # A possessive's apostrophe lost is no other word; a negating "n't" lost is.
+    assert findings("the candidate's score", "the candidate score") == []
+    assert findings("the candidates' scores", "the candidates scores") == []
+    assert findings("it can't be so", "it can be so") != []
 
 
 def test_a_reason_names_its_words_as_tokens_a_settler_can_drop() -> None:

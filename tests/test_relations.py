@@ -171,3 +171,41 @@ def test_a_code_shows_its_upright_strokes_whichever_an_engine_reads() -> None:
 
 def test_a_negative_number_leads_its_token() -> None:
     assert [leading_number(t) for t in ("-50", "-5kg", "300kJ/kg", "x")] == ["-50", "-5", "300", ""]
+
+
+# --- options that are one letter --------------------------------------------------------------
+
+LETTERED = Item(
+    id="lettered",
+    question=(
+        "The circuit shown supplies a variable potential difference (pd) to another circuit. "
+        "Which graph shows how the pd varies as the contact is moved from P to Q?"
+    ),
+    options=("D", "A", "B", "C"),
+    answer=0,
+)
+
+
+@pytest.mark.slow
+def test_options_that_are_one_letter_swapped_fail_in_both_modes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Options that are one letter each, two of them exchanged, fail in both modes; clean passes.
+
+    Their text is a letter the stem also holds ("d" of "pd"): an option is
+    judged on what is read where its own label stands, never on the closest
+    text anywhere on the page.
+    """
+    summary = run_jobs(
+        plan([JobRequest(LETTERED, PresentationSpec(scene="plain", font_style="regular"))], 0),
+        tmp_path,
+        RunSettings(workers=1),
+    )
+    assert summary.failed == 0
+    (row,) = read_jsonl(tmp_path / "manifest.jsonl")
+    image = load_rgb(tmp_path / row["image"])
+    sidecar = json.loads((tmp_path / row["image"]).with_suffix(".json").read_text("utf-8"))
+    layout = Layout.from_dict(sidecar["layout"])
+    swapped = replace(LETTERED, options=("A", "D", "B", "C"))
+    for verdict in (verify_image(image, swapped, layout), audit_image(image, swapped)):
+        assert {r.region for r in verdict.reasons} == {"option:A", "option:B"}, verdict.reasons
+    for verdict in (verify_image(image, LETTERED, layout), audit_image(image, LETTERED)):
+        assert verdict.passed, (verdict.mode, verdict.reasons)

@@ -15,7 +15,7 @@ from itemshot.verify.checks.expected import Field
 from itemshot.verify.checks.fonts import font_file
 from itemshot.verify.checks.scoring import FieldResult
 from itemshot.verify.settlers import ink
-from itemshot.verify.settlers.ink_settle import settle_by_ink
+from itemshot.verify.settlers.ink_settle import _shown_with_unit, settle_by_ink
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS
 from itemshot.verify.verdicts import Reason, ReasonCode, RegionScore
 
@@ -432,3 +432,19 @@ def test_a_bold_the_browser_draws_for_a_face_without_one_is_drawn_as_it_draws_it
     changed = _bold_in_chromium(browser, text.replace("1", "7"), px)
     found = ink.weigh([changed], px, FAMILY, "1", [("Figure ", "")], ink.digit_rivals("1"))
     assert found is not None and not found.shown, found.describe()
+
+
+def test_a_number_whose_unit_is_read_as_a_digit_is_shown_with_its_unit() -> None:
+    # A mono "1643 lb" read "16431b": the bare number's drawing fits no better than that
+    # reading, so the number is weighed drawn with its unit, against every changed digit.
+    weighed: list[tuple[str, list[str]]] = []
+
+    def shown(token: str, rivals: list[str]) -> bool:
+        weighed.append((token, rivals))
+        return token == "1643 lb"
+
+    assert _shown_with_unit("6857 lb, 1643 lb", "1643", shown)
+    assert weighed == [("1643 lb", ink.digit_rivals("1643 lb"))]
+    # A place of the number with no unit has nothing to tell it by.
+    assert not _shown_with_unit("1643 lb, then 1643 more", "1643", shown)
+    assert not _shown_with_unit("6857 lb, 1648 lb", "1648", shown)

@@ -260,6 +260,37 @@ def test_lookalike_glyphs_are_measured_per_font() -> None:
     assert read_numbers_as_drawn("Figure |", "Figure 1", "Noto Sans") == "Figure |"
 
 
+def test_a_letter_whose_cases_share_a_shape_is_read_either_way_in_a_code() -> None:
+    """A handwritten "EV71" read "Ev7I": its "V" is its "v" drawn larger, its "1" an upright stroke."""
+    from itemshot.verify.checks.glyphs import lookalikes, read_numbers_as_drawn
+
+    assert ("v", "V") in lookalikes("Nanum Pen Script")
+    assert ("c", "C") in lookalikes("Nanum Pen Script")
+    assert not any("m" in pair for pair in lookalikes("Nanum Pen Script"))  # "mL" is not "ML"
+    assert ("a", "A") not in lookalikes("Noto Sans")
+    source = "the EV71 vaccine and EV71-related disease"
+    read = "the Ev7I vaccine and Ev7I-\nrelated disease"  # broken at its hyphen
+    assert read_numbers_as_drawn(read, source, "Nanum Pen Script") == (
+        "the EV71 vaccine and EV71-\nrelated disease"
+    )
+    assert missing_numbers(source, read_numbers_as_drawn(read, source, "Nanum Pen Script")) == []
+    # Another digit still differs.
+    assert read_numbers_as_drawn("the Ev7Z vaccine", source, "Nanum Pen Script") == (
+        "the Ev7Z vaccine"
+    )
+    # A roman numeral is a number too: an option "I" read as "1".
+    assert read_numbers_as_drawn("1", "I", "Nanum Pen Script") == "I"
+    assert read_numbers_as_drawn("1", "I", "Noto Sans") == "1"
+
+
+def test_a_units_case_counts_only_where_it_names_another_quantity() -> None:
+    assert missing_units("at 196.9 psi", "at 196.9PSi") == []  # "p" of "psi" is no prefix
+    assert missing_units("a 240 bp band", "a 240bP band") == []
+    assert missing_units("a 5 pF cap", "a 5 PF cap") == ["5pF"]  # pico, peta
+    assert missing_units("a 5 mm gap", "a 5 Mm gap") == ["5mm"]  # milli, mega
+    assert missing_units("at 3 kPa", "at 3 kpa") == []
+
+
 def test_glyphs_of_one_height_need_less_likeness_to_be_read_alike() -> None:
     """Nanum Pen Script's "0" is as small as its "o": "l7o" is the "170" it draws, "13o" is not."""
     from itemshot.verify.checks.glyphs import lookalikes, read_numbers_as_drawn

@@ -28,6 +28,11 @@ CANDIDATES = (
     ("8", "B"), ("2", "Z"), ("2", "z"), ("6", "G"), ("J", "3"), ("O", "Q"), ("9", "g"),
     ("9", "q"),
 )  # fmt: skip
+# Letters whose capital is, in many faces, their small form drawn larger ("v"/"V", "p"/"P"):
+# a reader tells them apart by height beside their neighbours, which a handwriting face
+# does not keep. Which a face draws so is measured up to scale. Not "m": "mL" and "ML" are
+# other quantities.
+CASE_CANDIDATES = "copsuvwxz"
 BARE_STROKE = "|"  # how OCR writes a glyph that is one vertical stroke ("1" or "l" alike)
 SIZE = 32  # px per em: about the size text is read at
 
@@ -71,11 +76,22 @@ def alike(a: np.ndarray, b: np.ndarray, thresholds: Thresholds = DEFAULT_THRESHO
     return score >= thresholds.glyph_min_similarity
 
 
+def alike_up_to_scale(
+    small: np.ndarray, large: np.ndarray, thresholds: Thresholds = DEFAULT_THRESHOLDS
+) -> bool:
+    """Return whether two glyph bitmaps have one shape once drawn at one size (a letter's cases)."""
+    scaled = cv2.resize(small, (large.shape[1], large.shape[0]), interpolation=cv2.INTER_AREA)
+    return similarity(scaled, large) >= thresholds.glyph_min_similarity
+
+
 @lru_cache(maxsize=64)
 def lookalikes(
     family: str, thresholds: Thresholds = DEFAULT_THRESHOLDS
 ) -> tuple[tuple[str, str], ...]:
-    """Return the candidate pairs this installed family draws alike (empty if not installed)."""
+    """Return the candidate pairs this installed family draws alike (empty if not installed).
+
+    A letter's two cases count as alike when they have one shape up to scale.
+    """
     path = font_file(family)
     if path is None:
         return ()
@@ -90,6 +106,10 @@ def lookalikes(
             continue
         if alike(ink_a, ink_b, thresholds):
             found.append((a, b))
+    for letter in CASE_CANDIDATES:
+        small, large = _ink(font, letter), _ink(font, letter.upper())
+        if small is not None and large is not None and alike_up_to_scale(small, large, thresholds):
+            found.append((letter, letter.upper()))
     return tuple(found)
 
 
@@ -125,7 +145,8 @@ def read_numbers_as_drawn(
     "Figure l" read from a face whose "1" is a bare stroke becomes "Figure 1"
     when the source says "Figure 1" ("EI" becomes "E1", "l10°" "110°",
     "I-msquare" "1-msquare"). A token is rewritten only into a word of the
-    source that holds a digit, glyph for glyph, and never when the source has
+    source that holds a digit (or is a roman numeral: an option "I" read "1"),
+    glyph for glyph, and never when the source has
     the token as it was read (the word "I"), so a changed digit (1 → 7)
     still differs. The font's lookalikes are measured by `thresholds`' `glyph_*`.
     """
@@ -134,9 +155,11 @@ def read_numbers_as_drawn(
         return observed
     words = set(normalise(expected).split())
     numbered: dict[int, list[str]] = {}
-    for word in words:
+    # A word broken at its hyphen across two lines ("EV71-" / "related") is read in pieces.
+    pieces = {piece for word in words for piece in (word, *_hyphen_pieces(word))}
+    for word in pieces:
         core = word.strip(".,;:!?()[]")
-        if any(c.isdigit() for c in core):
+        if any(c.isdigit() for c in core) or _ROMAN.fullmatch(core):
             numbered.setdefault(len(core), []).append(core)
 
     def rewrite(match: re.Match[str]) -> str:
@@ -151,6 +174,15 @@ def read_numbers_as_drawn(
         return piece
 
     return _PIECE.sub(rewrite, observed)
+
+
+_ROMAN = re.compile(r"[IVX]+")  # a numeral of letters: "I" and "1" are one stroke in some faces
+
+
+def _hyphen_pieces(word: str) -> list[str]:
+    """Return the pieces a line break at a hyphen leaves ("EV71-", "related" of "EV71-related")."""
+    parts = word.split("-")
+    return [f"{part}-" for part in parts[:-1]] + parts[-1:] if len(parts) > 1 else []
 
 
 _PIECE = re.compile(r"[^\s()\[\]+=/:;]+")  # a word or number between spaces, brackets, operators

@@ -257,9 +257,16 @@ def _stripped(word: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
 
 
+def _possessed(word: str) -> str:
+    """Return the word without a possessive ending ("candidate's", "states'"); "n't" is kept."""
+    return fold_word(re.sub(r"'s?$", "", word))
+
+
 def changed_to(word: str, read: str, language: str, thresholds: Thresholds) -> bool:
     """Return whether `read`, in `word`'s place, is another word a person would read there."""
     if _same(_stripped(word), _stripped(read)):
+        return False
+    if _possessed(word) == _possessed(read):  # "candidate's" read "candidate": an apostrophe lost
         return False
     if word not in CRITICAL and len(word) < thresholds.meaning_min_letters:
         return False

@@ -155,11 +155,11 @@ def missing_units(expected: str, observed: str) -> list[str]:
     """Return the `number+unit` tokens of `expected` whose compact form is absent from `observed`.
 
     Letter case is compared only where it changes the quantity: m/M
-    (milli, mega) and p/P (pico, peta). Elsewhere ("750 k" for 750 K,
+    (milli, mega; metre, molar) and p/P before a unit (pico, peta). Elsewhere ("750 k" for 750 K,
     "w/m" for W/m) it is how a handwriting face draws its capitals, and no
     reader takes another unit from it.
     """
-    seen = _unit_case(compact(_ocr_number_fix(observed)))
+    seen = compact(_unit_case(_ocr_number_fix(observed)))  # a unit ends at its space
     # As a multiset: "100 m" changed to "100 cm" where the text says "100 m" again is missing.
     wanted = Counter(_unit_case(t.replace(" ", "")) for t in number_units(expected))
     short = {token for token, count in wanted.items() if _places_count(seen, token) < count}
@@ -177,7 +177,9 @@ def _places_count(seen: str, token: str) -> int:
     return len(re.findall(NUMBER_START + digits + re.escape(token[len(number) :]), seen))
 
 
-_CASED_PREFIXES = "mMpP"
+# A unit symbol a cased prefix stands before: "p" is pico only before one ("pF", "pm"); in
+# "psi" or "bp" it is a letter of the unit, whose case a handwriting face does not show.
+_PREFIXED_UNIT = re.compile(r"(?:mol|Hz|Pa|eV|Wb|Gy|Bq|[msgLlFAJWVNCKHTSM])(?![A-Za-z])")
 # The SI prefixes an edit puts before a unit ("1.00 M" → "1.00 mM", "5 g" → "5 kg").
 _SI_PREFIXES = "pnumckMGT"
 
@@ -203,7 +205,11 @@ def prefixed_units(expected: str, observed: str) -> list[str]:
 
 
 def _unit_case(text: str) -> str:
-    return "".join(c if c in _CASED_PREFIXES else c.casefold() for c in text)
+    """Return the text case-folded except where case changes a quantity (m/M; p/P as a prefix)."""
+    return "".join(
+        c if c in "mM" or (c in "pP" and _PREFIXED_UNIT.match(text, k + 1)) else c.casefold()
+        for k, c in enumerate(text)
+    )
 
 
 def short_option_found(option: str, observed: str) -> bool:

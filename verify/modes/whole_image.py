@@ -84,6 +84,7 @@ STEM_LINE_SHARE = 0.5  # a line of the stem: at least this share of its words ar
 FORMULA_ROOM = 0.5  # em around a field's words where its formulas may reach
 STEM_WRAP_GAP = 0.8  # word heights of blank between a stem line and the one it wraps onto
 LABEL_ROOM = 3.0  # word heights left of an option's first word that its label may take
+EMPTY_OPTION_ROOM = 4.0  # word heights right of a label with no text read: a short option's
 LABEL_CHARS = 5  # a word this short just before an option's text is its label, misread
 PROBE_PUNCTUATION = ".,;:!?()[]'\"“”‘’"  # stripped from a word drawn to tell the face
 
@@ -547,10 +548,19 @@ def locate_fields(
     form = _label_form(found, labels)
     for letter, anchor in labels.assigned.items():
         option = option_lines(found, anchor.index, labels.stops, labels.right(anchor))
-        there = [found[anchor.index], *(found[i] for line in option for i in line)]
+        label_word = found[anchor.index]
+        there = [label_word, *(found[i] for line in option for i in line)]
+        right = -math.inf
+        if not any(
+            option
+        ):  # a short text no engine read on the page ("1" after "(D)"): room for it
+            reach = label_word.left + label_word.width + EMPTY_OPTION_ROOM * label_word.height
+            right = min(reach, labels.right(anchor) - BOX_MARGIN * label_word.height)
         label = form.format(letter)
         located.append(
-            _region(f"option:{letter}", "option", there, scale, shape, letter, label=label)
+            _region(
+                f"option:{letter}", "option", there, scale, shape, letter, label=label, right=right
+            )
         )
     # An option whose label no reading shows as a letter ("(I)" read "(PD.") stands where
     # its text is read, with the room its label takes on the left: read in place, the label
@@ -633,10 +643,11 @@ def _region(
     letter: str = "",
     left: float = math.inf,
     label: str = "",
+    right: float = -math.inf,
 ) -> Region:
     """Return the region around a field's words, in the image's pixels, sized by their height.
 
-    `left` (OCR px) widens it to the left, to hold what stands before the words;
+    `left` and `right` (OCR px) widen it, to hold what stands before or after the words;
     `label` is how the page draws the option's label ("(I)"), "" when unknown.
     """
     height = float(np.median([w.height for w in there])) / scale
@@ -644,7 +655,7 @@ def _region(
     box = (
         max(0.0, min(left, *(w.left for w in there)) / scale - margin),
         max(0.0, min(w.top for w in there) / scale - margin),
-        min(float(shape[1]), max(w.left + w.width for w in there) / scale + margin),
+        min(float(shape[1]), max(right, *(w.left + w.width for w in there)) / scale + margin),
         min(float(shape[0]), max(w.top + w.height for w in there) / scale + margin),
     )
     font_px = height / WORD_HEIGHT_EM
@@ -731,7 +742,9 @@ def _settled_in_place(
             list(places.values()),
             thresholds=thresholds,
             face=face,
-            page_readings={r.name: r.observed for r in best.regions},
+            # What the page's reading showed of a field no label anchored is the text most like
+            # it anywhere on the page ("d" of "pd" for an option "D"): not a reading of this place.
+            page_readings={r.name: r.observed for r in best.regions if r.name not in unlabelled},
         )
         settled.update(
             (name, (places[name], result))

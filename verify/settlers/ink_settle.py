@@ -165,7 +165,11 @@ def _settle(
     if reason.code == "number_missing":
         if reason.detail.startswith(FORMULA_PREFIX):
             return reason  # drawn in the formula's face, not the field's
-        missing = [t for t in _tokens(reason) if not shown(t, ink.digit_rivals(t))]
+        missing = [
+            t
+            for t in _tokens(reason)
+            if not (shown(t, ink.digit_rivals(t)) or _shown_with_unit(field.text, t, shown))
+        ]
     elif reason.code == ReasonCode.WORD_CHANGED:
         # The source's word drawn against what the engines read in its place: the ink must
         # favour the source's drawing, or the image shows the other word.
@@ -206,6 +210,23 @@ def _settle(
     else:
         return reason
     return replace(reason, detail=", ".join(missing), tokens=tuple(missing)) if missing else None
+
+
+def _shown_with_unit(text: str, number: str, shown: Callable[..., bool]) -> bool:
+    """Return whether the ink shows every place of `number` as drawn with its unit ("1643 lb").
+
+    A unit opening with an upright stroke is read as one more digit
+    ("16431b"): that reading, drawn where the bare number is, fits the ink
+    as well as the number does. Drawn with its unit, against every changed
+    digit, the number is told from it. Only when the source writes the
+    number with a unit at each of its places: a bare place has no unit to tell it by.
+    """
+    spans = [
+        _unit_span(text, token) for token in number_units(text) if leading_number(token) == number
+    ]
+    if not spans or None in spans or len(spans) != numbers(text).count(number):
+        return False
+    return all(shown(span, ink.digit_rivals(span)) for span in spans if span is not None)
 
 
 def _apart(span: str, shown: Callable[..., bool]) -> bool:
