@@ -157,8 +157,8 @@ def read_numbers_as_drawn(
     numbered: dict[int, list[str]] = {}
     # A word broken at its hyphen across two lines ("EV71-" / "related") is read in pieces.
     pieces = {piece for word in words for piece in (word, *_hyphen_pieces(word))}
-    for word in pieces:
-        core = word.strip(".,;:!?()[]")
+    for piece in pieces:
+        core = piece.strip(".,;:!?()[]")
         if any(c.isdigit() for c in core) or _ROMAN.fullmatch(core):
             numbered.setdefault(len(core), []).append(core)
 

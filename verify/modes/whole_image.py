@@ -551,9 +551,8 @@ def locate_fields(
         label_word = found[anchor.index]
         there = [label_word, *(found[i] for line in option for i in line)]
         right = -math.inf
-        if not any(
-            option
-        ):  # a short text no engine read on the page ("1" after "(D)"): room for it
+        # No text read after the label: room for a short one no engine read ("1" after "(D)").
+        if not any(option):
             reach = label_word.left + label_word.width + EMPTY_OPTION_ROOM * label_word.height
             right = min(reach, labels.right(anchor) - BOX_MARGIN * label_word.height)
         label = form.format(letter)

@@ -221,12 +221,11 @@ def _shown_with_unit(text: str, number: str, shown: Callable[..., bool]) -> bool
     digit, the number is told from it. Only when the source writes the
     number with a unit at each of its places: a bare place has no unit to tell it by.
     """
-    spans = [
-        _unit_span(text, token) for token in number_units(text) if leading_number(token) == number
-    ]
-    if not spans or None in spans or len(spans) != numbers(text).count(number):
+    found = (_unit_span(text, t) for t in number_units(text) if leading_number(t) == number)
+    spans = [span for span in found if span is not None]
+    if not spans or len(spans) != numbers(text).count(number):
         return False
-    return all(shown(span, ink.digit_rivals(span)) for span in spans if span is not None)
+    return all(shown(span, ink.digit_rivals(span)) for span in spans)
 
 
 def _apart(span: str, shown: Callable[..., bool]) -> bool:
