@@ -74,6 +74,7 @@ from verify_split import (  # noqa: E402
     held_out_ids,
     job_seed,
     last_ids,
+    recast_ids,
     redrawn_ids,
     rerendered_ids,
     reseeded_ids,
@@ -133,6 +134,7 @@ SETS: dict[str, Callable[[], list[str]]] = {
     "tuning-wide": tuning_wide_ids,
     "rerendered": rerendered_ids,
     "redrawn": redrawn_ids,
+    "recast": recast_ids,
 }
 
 
