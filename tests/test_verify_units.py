@@ -602,6 +602,34 @@ def test_a_glyph_touching_a_box_edge_or_a_rule_is_kept() -> None:
     assert (cleaned[:, :4] < 128).sum() == 0  # the box's left side went
 
 
+def test_a_rounded_boxs_corners_go_when_the_crop_has_a_margin() -> None:
+    """An image option's card: its arcs lie a few pixels in, and only the label is left."""
+    import cv2
+
+    from itemshot.verify.page.crops import clean_text_crop
+
+    card = np.full((202, 328), 255, np.uint8)
+    # Its sides run along the crop's edges; its corners are tv_quiz's (radius 1.2 em of a
+    # 16.5 px font, 2 px stroke), so their arcs reach past the sides' masked ends.
+    radius, inset = 20, 1
+    x0, y0, x1, y1 = inset, inset, 327 - inset, 201 - inset
+    for (cx, cy), start in (
+        ((x0 + radius, y0 + radius), 180),
+        ((x1 - radius, y0 + radius), 270),
+        ((x1 - radius, y1 - radius), 0),
+        ((x0 + radius, y1 - radius), 90),
+    ):
+        cv2.ellipse(card, (cx, cy), (radius, radius), 0, start, start + 90, 0, 2, cv2.LINE_AA)
+    cv2.line(card, (x0 + radius, y0), (x1 - radius, y0), 0, 2)
+    cv2.line(card, (x0 + radius, y1), (x1 - radius, y1), 0, 2)
+    cv2.line(card, (x0, y0 + radius), (x0, y1 - radius), 0, 2)
+    cv2.line(card, (x1, y0 + radius), (x1, y1 - radius), 0, 2)
+    cv2.putText(card, "(B)", (146, 28), cv2.FONT_HERSHEY_SIMPLEX, 0.6, 0, 2, cv2.LINE_AA)
+    cleaned = clean_text_crop(card, font_px=16.5)
+    label = clean_text_crop(card[8:40, 120:220], font_px=16.5)
+    assert cleaned.shape == label.shape  # nothing but the label is left to trim to
+
+
 def test_a_short_options_closing_period_is_punctuation() -> None:
     assert short_option_found("A stroke.", "(I) A stroke")
     assert not short_option_found("A stroke.", "(I) A strike")
@@ -731,3 +759,20 @@ def test_a_figure_is_painted_out_in_the_colour_around_it_not_its_cards_border() 
     painted = paint_quads(page, [((30, 20), (129, 20), (129, 97), (30, 97))])
     assert painted[60, 80].tolist() == [255, 255, 255]
     assert painted[99, 80].tolist() == [40, 40, 40]  # the border is left as drawn
+
+
+def test_a_pill_a_pixel_inside_the_crop_is_a_frame() -> None:
+    """A page scaled into a screenshot puts an option's pill-shaped box a pixel or two in."""
+    import cv2
+
+    from itemshot.verify.page.crops import clean_text_crop
+
+    pill = np.full((33, 308), 255, np.uint8)
+    cv2.line(pill, (16, 2), (291, 2), 0, 2)
+    cv2.line(pill, (16, 30), (291, 30), 0, 2)
+    cv2.ellipse(pill, (16, 16), (14, 14), 0, 90, 270, 0, 2, cv2.LINE_AA)
+    cv2.ellipse(pill, (291, 16), (14, 14), 0, -90, 90, 0, 2, cv2.LINE_AA)
+    cv2.putText(pill, "(B) fifth", (40, 23), cv2.FONT_HERSHEY_SIMPLEX, 0.5, 0, 1, cv2.LINE_AA)
+    cleaned = clean_text_crop(pill, font_px=19)
+    text = clean_text_crop(pill[6:28, 30:200], font_px=19)
+    assert cleaned.shape[1] == text.shape[1]  # the pill's rounded ends went

@@ -125,10 +125,11 @@ def _ink_mask(grey: np.ndarray) -> np.ndarray:
 def clean_text_crop(grey: np.ndarray, margin: int = 6, font_px: float = 0.0) -> np.ndarray:
     """Return a dark-on-light grey crop without box borders or specks, trimmed to its ink.
 
-    Large components touching the crop's edge (the frame of an option box, a
-    rule) are painted over with the background, except the glyphs joined to
-    them (with `font_px`: what is neither a straight stroke over RULE_LENGTH
-    em nor within FRAME_END em of the crop's ends); glyphs that merely touch
+    Large components touching the crop's edge, or within EDGE_SLACK em of it
+    (the frame of an option box, a rule) are painted over with the background,
+    except the glyphs joined to them (with `font_px`: what is neither a
+    straight stroke over RULE_LENGTH em nor within FRAME_END em of the
+    frame's ends, nor a rounded corner's arc); glyphs that merely touch
     the edge of a tight (warped) crop are kept. With `font_px`, specks (a scan's
     dust, a photo's sensor noise) are painted over too: a component far
     smaller than a glyph and farther than SPECK_GAP em from any larger one.
@@ -152,17 +153,19 @@ def clean_text_crop(grey: np.ndarray, margin: int = 6, font_px: float = 0.0) -> 
     # one component with it, and painting the component would take the glyph along.
     rules = _rules(ink, font_px) if font_px > 0 else np.zeros_like(ink)
     ends = max(1, round(FRAME_END * font_px))
+    # A frame a pixel or two inside the crop (a page scaled into a screenshot) is still one.
+    slack = round(EDGE_SLACK * font_px)
     for label in range(1, count):
         x, y, cw, ch, _area = stats[label]
-        touches = x == 0 or y == 0 or x + cw >= w or y + ch >= h
+        touches = x <= slack or y <= slack or x + cw >= w - slack or y + ch >= h - slack
         frame_like = cw > 0.5 * w or ch > 0.9 * h
         if touches and frame_like:
             frame = labels == label
             if font_px > 0:  # what is neither a rule nor near the box's ends is a glyph
                 glyph = frame & ~rules
-                glyph[:, :ends] = False
-                glyph[:, w - ends :] = False
-                frame &= ~_glyph_pieces(glyph, font_px)
+                glyph[:, : x + ends] = False  # the frame's own ends, not the crop's
+                glyph[:, max(0, x + cw - ends) :] = False
+                frame &= ~_glyph_pieces(glyph, font_px, (x, y, cw, ch))
             out[frame] = background
             ink[frame] = False
     out[rules] = background
@@ -177,26 +180,41 @@ def clean_text_crop(grey: np.ndarray, margin: int = 6, font_px: float = 0.0) -> 
     return out[y0:y1, x0:x1]
 
 
+EDGE_SLACK = 0.15  # em: a component this close to the crop's edge touches it
 RULE_LENGTH = 2.5  # em: a straight stroke this long is a rule, not part of a glyph
 FRAME_END = 0.75  # em: a frame's rounded ends lie this close to the crop's left and right
 
 
-RIM = 0.3  # em: a piece a frame leaves wholly this close to the crop's top or bottom is a corner
+RIM = 0.5  # em: a piece a frame leaves wholly this close to its top or bottom...
+CORNER = 2.0  # em: ...and this close to its left or right side is a rounded corner's arc
 
 
-def _glyph_pieces(mask: np.ndarray, font_px: float) -> np.ndarray:
-    """Return the pieces of `mask` that reach out of the crop's top and bottom rims (glyphs).
+def _glyph_pieces(mask: np.ndarray, font_px: float, box: tuple[int, int, int, int]) -> np.ndarray:
+    """Return the pieces of `mask` (what a frame leaves once its sides are gone) that are glyphs.
 
-    A rounded box's corners leave ticks along the rims once its straight
-    sides are gone; a letter joined to the box (a descender on its bottom
-    edge) reaches up into the text.
+    A rounded box's corners leave arcs in the frame's corners once its
+    straight sides are gone; a letter joined to the box (a descender on its
+    bottom edge) reaches up into the text by at least its x-height, and the
+    tip of one below the edge lies away from the corners. The rims are the
+    frame's own (`box`: x, y, width, height), not the crop's: a crop taken
+    with a margin holds the frame a few pixels in.
     """
     _count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), 8)
-    rim = RIM * font_px
-    top, height = stats[:, cv2.CC_STAT_TOP], stats[:, cv2.CC_STAT_HEIGHT]
-    inside = (top + height > rim) & (top < mask.shape[0] - rim)
-    inside[0] = False
-    return inside[labels]
+    x, y, width, height = box
+    rim, corner = RIM * font_px, CORNER * font_px
+    top, bottom = (
+        stats[:, cv2.CC_STAT_TOP],
+        stats[:, cv2.CC_STAT_TOP] + stats[:, cv2.CC_STAT_HEIGHT],
+    )
+    left, right = (
+        stats[:, cv2.CC_STAT_LEFT],
+        stats[:, cv2.CC_STAT_LEFT] + stats[:, cv2.CC_STAT_WIDTH],
+    )
+    in_rim = (bottom <= y + rim) | (top >= y + height - rim)
+    at_side = (right <= x + corner) | (left >= x + width - corner)
+    glyph = ~(in_rim & at_side)
+    glyph[0] = False
+    return glyph[labels]
 
 
 def _rules(ink: np.ndarray, font_px: float) -> np.ndarray:
