@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from itemshot.renderer.items import Item
-from itemshot.verify.checks.labels import label_shape
+from itemshot.verify.checks.labels import half_label_shape, label_shape
 from itemshot.verify.checks.scoring import FORMULA_PREFIX, FieldResult
 from itemshot.verify.modes.whole_image import (
     _audit_words,
@@ -63,6 +63,17 @@ def test_a_wrapped_line_read_after_the_next_column_joins_its_own_option() -> Non
     assert option_readings(found, b.index, labels.stops, labels.right(b)) == ["Lima"]
 
 
+def test_a_label_that_lost_a_bracket_is_bound_by_its_place_only() -> None:
+    # A serif "(D)" whose "I)"-like end merged ("(D" read for it), a "(J)" read as "0)".
+    assert sorted(option_labels(_grid(label_c="(D", label_d="0)"), LETTERS).assigned) == LETTERS
+    assert [half_label_shape(w) for w in ("(D", ")", "0)", "(ab")] == [True] * 4
+    assert [half_label_shape(w) for w in ("(abc", "(D)", "word)", "(x+1", "D")] == [False] * 5
+    # In running text such a word is text: the stem's "(a" binds nothing.
+    found = [w for w in _grid() if w.text not in ("(C)", "new", "York")]
+    found[1] = replace(found[1], text="(a")
+    assert sorted(option_labels(found, LETTERS).assigned) == ["A", "B", "D"]
+
+
 def test_label_shapes() -> None:
     assert [label_shape(w) for w in ("(&)", "(9)", "()", "(G)x")] == ["", "", "", "x"]
     assert [label_shape(w) for w in ("Figure", "(", "(abc)")] == [None, None, None]
@@ -94,6 +105,21 @@ def test_a_label_opening_its_line_beats_a_bracketed_one_in_the_stem() -> None:
     ]
     labels = option_labels(found, LETTERS)
     assert found[labels.assigned["D"].index].top == 70
+
+
+def test_a_label_drawn_as_the_pages_labels_are_beats_a_stem_line_opening_with_a_letter() -> None:
+    found = [
+        *_row(0, 0, [(0, "Station"), (80, "is"), (110, "far"), (150, "from")]),
+        *_row(30, 1, [(0, "A.From"), (70, "there")]),  # the stem's line opens "A.From"
+        *_row(70, 2, [(0, "(A)"), (40, "yes"), (400, "(B)"), (440, "no")]),
+        *_row(100, 3, [(0, "(C)"), (40, "maybe"), (400, "(D)"), (440, "never")]),
+    ]
+    labels = option_labels(found, LETTERS)
+    assert found[labels.assigned["A"].index].text == "(A)"
+    # The other way round: labels "A." … "D.", and a stem line opening "(A)".
+    plain = [replace(w, text=f"{w.text[1]}.") if w.text[0] == "(" else w for w in found]
+    plain[4] = replace(plain[4], text="(A)")
+    assert option_labels(plain, LETTERS).assigned["A"].index == labels.assigned["A"].index
 
 
 def test_fields_are_located_where_their_words_stand_for_the_region_audit() -> None:

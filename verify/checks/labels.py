@@ -76,3 +76,17 @@ def label_shape(word: str) -> str | None:
     """
     match = _LABEL_SHAPE.match(word.strip())
     return None if match is None else match.group(2)
+
+
+# A label that lost a bracket, as a whole word: "(D" for a serif "(I)", ")" or "0)" for "(J)".
+_HALF_LABEL = re.compile(r"^(?:[\(\[{][^\s()\[\]{}]{1,2}|[^\s()\[\]{}]{0,2}[\)\]}])$")
+
+
+def half_label_shape(word: str) -> bool:
+    """Return whether a whole word is a label that lost one of its brackets.
+
+    Only where a label stands (opening a line in the grid of labels, bound
+    there by `whole_image.bind_by_position`) is such a word taken for one: in
+    running text "(a" or "1)" is text.
+    """
+    return _HALF_LABEL.match(word.strip()) is not None

@@ -30,7 +30,7 @@ from itemshot.verify.checks.figure_search import FigureSearch
 from itemshot.verify.checks.figures import decode_figure
 from itemshot.verify.checks.findings import FINDING_CODES
 from itemshot.verify.checks.glyphs import CANDIDATES, groups
-from itemshot.verify.checks.labels import label_shape, split_label, word_label
+from itemshot.verify.checks.labels import half_label_shape, label_shape, split_label, word_label
 from itemshot.verify.checks.lookalikes import LABEL_RIVALS
 from itemshot.verify.checks.meaning import split_words
 from itemshot.verify.checks.scoring import (
@@ -52,7 +52,7 @@ from itemshot.verify.reading.align import best_window
 from itemshot.verify.reading.ocr import Word, join_words, language_for, words
 from itemshot.verify.reading.text import compact, normalise, ocr_accuracy
 from itemshot.verify.settlers.drawn_face import DrawnFace, Probe, identify_face, longest_probes
-from itemshot.verify.settlers.formula_ink import script_parts, stacked_scripts, weigh_formula
+from itemshot.verify.settlers.formula_ink import script_parts, sibling_scripts, weigh_formula
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from itemshot.verify.verdicts import Reason, ReasonCode, RegionScore, Verdict, verdict
 
@@ -99,6 +99,7 @@ class Anchor:
     top: float
     height: float
     opens: bool = True  # opens its line (or a column); False: a bracketed label mid-line
+    bracketed: bool = True  # drawn "(A)" rather than "A." or "A)"
 
 
 def _opens(found: list[Word], index: int) -> bool:
@@ -118,17 +119,26 @@ def _anchors(found: list[Word]) -> list[Anchor]:
             continue
         opens = _opens(found, index)
         if opens or word.text.startswith("("):
-            anchors.append(Anchor(label[0], index, word.left, word.top, word.height, opens))
+            bracketed = word.text.lstrip("‘'`").startswith(("(", "["))
+            anchors.append(
+                Anchor(label[0], index, word.left, word.top, word.height, opens, bracketed)
+            )
     return anchors
 
 
 def _label_shapes(found: list[Word], anchors: list[Anchor]) -> list[Anchor]:
-    """Return the words shaped like a label but read as no letter, where a label would stand."""
+    """Return the words shaped like a label but read as no letter, where a label would stand.
+
+    A label that lost a bracket ("(D" for a serif "(I)", "0)" for "(J)") counts
+    too: it is bound only where it exactly fills a gap in the grid of labels.
+    """
     known = {a.index for a in anchors}
     return [
         Anchor("", index, word.left, word.top, word.height)
         for index, word in enumerate(found)
-        if index not in known and label_shape(word.text) is not None and _opens(found, index)
+        if index not in known
+        and (label_shape(word.text) is not None or half_label_shape(word.text))
+        and _opens(found, index)
     ]
 
 
@@ -136,13 +146,17 @@ def assign_anchors(anchors: list[Anchor], letters: list[str]) -> dict[str, Ancho
     """Return each option letter's label anchor.
 
     Exact letters first: a label opening its line before one in mid-line (a
-    stem's "(D.C" is no option D), then the first occurrence; then a letter
-    still without a label takes an unused label read as a look-alike ("(E)"
-    read twice where "(F)" belongs) — one per letter, in reading order.
+    stem's "(D.C" is no option D), one drawn as most of the page's labels are
+    before one that is not (a stem's line opening "A.From S" is no label
+    where the options are "(A)" … "(J)"), then the first occurrence; then a
+    letter still without a label takes an unused label read as a look-alike
+    ("(E)" read twice where "(F)" belongs) — one per letter, in reading order.
     """
     assigned: dict[str, Anchor] = {}
     used: set[int] = set()
-    for anchor in sorted(anchors, key=lambda a: not a.opens):
+    forms = [a.bracketed for a in anchors if a.letter in letters]
+    bracketed = 2 * sum(forms) >= len(forms)
+    for anchor in sorted(anchors, key=lambda a: (not a.opens, a.bracketed != bracketed)):
         if anchor.letter in letters and anchor.letter not in assigned:
             assigned[anchor.letter] = anchor
             used.add(anchor.index)
@@ -814,8 +828,8 @@ def _formulas_by_ink(
         f.name: list(dict.fromkeys(p for latex in f.math for p in script_parts(latex)))
         for f in passing
     }
-    stacked = {
-        f.name: tuple(dict.fromkeys(s for latex in f.math for s in stacked_scripts(latex)))
+    siblings = {
+        f.name: tuple(dict.fromkeys(s for latex in f.math for s in sibling_scripts(latex)))
         for f in passing
     }
     fields = [name for name, found in parts.items() if found]
@@ -836,7 +850,7 @@ def _formulas_by_ink(
     for name, crop in zip(fields, located_crops(image, wide), strict=True):
         font_px, others = places[name].font_px, tuple(parts[name])
         for part in parts[name]:
-            evidence = weigh_formula(crop, font_px, part, thresholds, others, stacked[name])
+            evidence = weigh_formula(crop, font_px, part, thresholds, others, siblings[name])
             if evidence is None:
                 continue
             notes.setdefault(name, []).append(evidence.describe())
