@@ -110,3 +110,18 @@ def test_the_whole_image_audit_fails_a_subscript_no_engine_reads(regular: defect
     reasons = audit_image(regular.image, changed).reasons
     assert [(r.code, r.region) for r in reasons] == [("formula_changed", "option:B")], reasons
     assert reasons[0].detail == "'V_{8}' drawn as 'V_{3}' (ink)"
+
+
+def test_a_place_showing_a_sibling_script_is_no_evidence() -> None:
+    # Ink showing only `k_{6}`: against a field whose formula holds `k_{6}` too (inside
+    # `R^2{(k_{6})}`), the place found for `k_{5}` may be that script's, not a changed digit.
+    from itemshot.verify.settlers.formula_ink import formula_drawing, sibling_scripts
+
+    ink = formula_drawing("k_{6}", 26, 0.6)
+    assert ink is not None
+    crop = np.pad(255 - np.clip(ink, 0, 255), 20, constant_values=255).astype(np.uint8)
+    alone = weigh_formula(crop, 22, "k_{5}")
+    assert alone is not None and alone.contradicted() and alone.rival == "k_{6}"
+    siblings = tuple(sibling_scripts("k_{5} + R^2{(k_{6})}"))
+    assert siblings == ("k_{5}", "R^{2}", "k_{6}")
+    assert weigh_formula(crop, 22, "k_{5}", siblings=siblings) is None

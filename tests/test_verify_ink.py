@@ -448,3 +448,14 @@ def test_a_number_whose_unit_is_read_as_a_digit_is_shown_with_its_unit() -> None
     # A place of the number with no unit has nothing to tell it by.
     assert not _shown_with_unit("1643 lb, then 1643 more", "1643", shown)
     assert not _shown_with_unit("6857 lb, 1648 lb", "1648", shown)
+
+
+def test_a_numbers_siblings_are_no_wider_than_it() -> None:
+    # "2015" drawn for the "1" of "Figure 1" at a line's end lies over the next word's ink,
+    # which the source's drawing leaves blank: it would win there whatever the "1" shows.
+    from itemshot.verify.settlers.ink_settle import _siblings
+
+    tokens = ["1", "2015", "6", "40", "15 kg"]
+    assert _siblings("1", tokens) == ["6"]
+    assert _siblings("40", tokens) == ["1", "6"]
+    assert _siblings("15 kg", tokens) == []

@@ -53,7 +53,7 @@ _PARSER = MathTextParser("agg")
 _DIGIT = re.compile(r"\d")
 _SCRIPT = re.compile(r"[_^]")
 _STACKED = re.compile(r"\\(?:[dt]?frac|binom|sqrt)")
-_STACKED_SCRIPT = re.compile(r"(?<!\\)\b([A-Za-z]+)([_^])\{?(\d+)\}?")
+_SCRIPT_OF = re.compile(r"(?<!\\)\b([A-Za-z]+)([_^])\{?(\d+)\}?")
 
 
 @dataclass(frozen=True)
@@ -143,19 +143,14 @@ def script_parts(latex: str) -> list[str]:
     ]
 
 
-def stacked_scripts(latex: str) -> list[str]:
-    """Return the digit scripts inside a formula's fractions and roots, each on its own (`k_{3}`).
+def sibling_scripts(latex: str) -> list[str]:
+    """Return every digit script of a formula, each on its own (`k_{3}`), wherever it stands.
 
-    They are not weighed (`script_parts`), but their ink is in the field: a
-    part's drawing located over a numerator's `k_{3}` may be on that
-    script's place, not its own (`weigh_formula`'s `stacked`).
+    A part's drawing located over another script's ink (a numerator's `k_{3}`,
+    which `script_parts` leaves out, or the `k_{6}` inside `R^2{(k_{6})}`)
+    may be on that script's place, not its own (`weigh_formula`'s `siblings`).
     """
-    found = (
-        f"{letters}{mark}{{{digits}}}"
-        for part in _top_level_parts(latex)
-        if _STACKED.search(part)
-        for letters, mark, digits in _STACKED_SCRIPT.findall(part)
-    )
+    found = (f"{letters}{mark}{{{digits}}}" for letters, mark, digits in _SCRIPT_OF.findall(latex))
     return list(dict.fromkeys(found))
 
 
@@ -195,7 +190,7 @@ def weigh_formula(
     latex: str,
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
     others: tuple[str, ...] = (),
-    stacked: tuple[str, ...] = (),
+    siblings: tuple[str, ...] = (),
 ) -> FormulaEvidence | None:
     """Return how the ink of a normalised grey crop (dark on white) shows `latex` against its rivals.
 
@@ -206,9 +201,10 @@ def weigh_formula(
     rival drawn at that size is compared with the source where the two
     differ (`_compare`); the place that shows the source best is the
     evidence, so the ink contradicts the source only where no place shows
-    it. A place whose closest rival is one of the field's `stacked` scripts
-    (`stacked_scripts`: a numerator's `k_{3}` against `k_{6}`) may be that
-    script's ink, and is no evidence against the source. None when the
+    it. A place whose closest rival is one of the field's scripts
+    (`siblings`, from `sibling_scripts`: `k_{5}` against the `k_{6}` of a
+    numerator or of `R^2{(k_{6})}` beside it) may be that script's ink, and
+    is no evidence against the source. None when the
     formula has no digit, mathtext cannot draw it or no place is left.
     """
     rivals = digit_rivals(latex)
@@ -236,7 +232,7 @@ def weigh_formula(
             pair = _compare(page, own, theirs, (y, x), size)
             if pair is not None and pair[0] - pair[1] < lead:
                 worst, rival_score, lead = rival, pair[1], pair[0] - pair[1]
-        if lead < 0 and worst in stacked:
+        if lead < 0 and worst in siblings:
             continue
         evidence.append(FormulaEvidence(latex, score, worst, rival_score, lead))
     return max(evidence, key=lambda e: e.margin, default=None)

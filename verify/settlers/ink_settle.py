@@ -267,9 +267,10 @@ def _siblings(token: str, tokens: list[str]) -> list[str]:
 
     Only a token led by a number has them; a code ("refrigerant-134a") or a
     unit drawn alone is no drawing of a number's place. A rival has the
-    token's shape (a bare number, or a number with its unit): "1.1 mm" drawn
-    for a bare "= 10" reaches over the "mm" after it, ink the bare number's
-    drawing leaves blank, and wins there whatever the number shows.
+    token's shape (a bare number, or a number with its unit) and is no wider:
+    "1.1 mm" drawn for a bare "= 10", or "2015" for the "1" of "Figure 1" at a
+    line's end, reaches over the ink after it (the unit, the next word), which
+    the source's drawing leaves blank, and wins there whatever the number shows.
     """
     number = _number_of(token)
     if not number:
@@ -278,7 +279,10 @@ def _siblings(token: str, tokens: list[str]) -> list[str]:
     return [
         t
         for t in tokens
-        if _number_of(t) and _number_of(t) != number and (leading_number(t) == t) == bare
+        if _number_of(t)
+        and _number_of(t) != number
+        and (leading_number(t) == t) == bare
+        and len(t) <= len(token)
     ]
 
 
