@@ -182,7 +182,7 @@ def clean_text_crop(grey: np.ndarray, margin: int = 6, font_px: float = 0.0) -> 
 
 EDGE_SLACK = 0.15  # em: a component this close to the crop's edge touches it
 RULE_LENGTH = 2.5  # em: a straight stroke this long is a rule, not part of a glyph
-FRAME_END = 0.75  # em: a frame's rounded ends lie this close to the crop's left and right
+FRAME_END = 0.75  # em: a frame's rounded ends lie this close to its own left and right
 
 
 RIM = 0.5  # em: a piece a frame leaves wholly this close to its top or bottom...
