@@ -202,14 +202,8 @@ def _glyph_pieces(mask: np.ndarray, font_px: float, box: tuple[int, int, int, in
     _count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), 8)
     x, y, width, height = box
     rim, corner = RIM * font_px, CORNER * font_px
-    top, bottom = (
-        stats[:, cv2.CC_STAT_TOP],
-        stats[:, cv2.CC_STAT_TOP] + stats[:, cv2.CC_STAT_HEIGHT],
-    )
-    left, right = (
-        stats[:, cv2.CC_STAT_LEFT],
-        stats[:, cv2.CC_STAT_LEFT] + stats[:, cv2.CC_STAT_WIDTH],
-    )
+    top, left = stats[:, cv2.CC_STAT_TOP], stats[:, cv2.CC_STAT_LEFT]
+    bottom, right = top + stats[:, cv2.CC_STAT_HEIGHT], left + stats[:, cv2.CC_STAT_WIDTH]
     in_rim = (bottom <= y + rim) | (top >= y + height - rim)
     at_side = (right <= x + corner) | (left >= x + width - corner)
     glyph = ~(in_rim & at_side)
