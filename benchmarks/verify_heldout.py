@@ -78,6 +78,7 @@ from verify_split import (  # noqa: E402
     redrawn_ids,
     rerendered_ids,
     reseeded_ids,
+    restaged_ids,
     tuning_ids,
     tuning_wide_ids,
 )
@@ -135,6 +136,7 @@ SETS: dict[str, Callable[[], list[str]]] = {
     "rerendered": rerendered_ids,
     "redrawn": redrawn_ids,
     "recast": recast_ids,
+    "restaged": restaged_ids,
 }
 
 
