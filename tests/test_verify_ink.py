@@ -220,6 +220,19 @@ def test_a_unit_on_the_line_after_its_number_is_weighed_word_by_word(
     assert (kept.reasons == ()) is settled, kept.region.measures
 
 
+@pytest.mark.parametrize(("shown_as", "settled"), [("EV71-", True), ("EV78-", False)])
+def test_a_token_broken_after_its_hyphen_is_weighed_by_its_number(
+    shown_as: str, settled: bool
+) -> None:
+    # The line breaks after "EV71-": the piece holding every digit is weighed at its line's
+    # end, against its changed digits; "related" is a word for the word checks.
+    crop = _lines(f"was the incidence of {shown_as}", "related hand, foot and mouth")
+    field = Field("question", "was the incidence of EV71-related hand, foot and mouth", (), ())
+    reason = Reason("number_missing", "question", "EV71-related", tokens=("EV71-related",))
+    kept = settle_by_ink(field, [crop], RECORDED_PX, FAMILY, "", _result((reason,)))
+    assert (kept.reasons == ()) is settled, kept.region.measures
+
+
 def test_settling_drops_only_the_checks_the_ink_settles() -> None:
     field = Field("question", "an average of 1,150 loaves", (), ())
     crop = _ink("an average of 1,150 loaves")
@@ -432,6 +445,31 @@ def test_a_bold_the_browser_draws_for_a_face_without_one_is_drawn_as_it_draws_it
     changed = _bold_in_chromium(browser, text.replace("1", "7"), px)
     found = ink.weigh([changed], px, FAMILY, "1", [("Figure ", "")], ink.digit_rivals("1"))
     assert found is not None and not found.shown, found.describe()
+
+
+ECONOMICS_13 = (
+    "Suppose that a typical market based in Japan consists of 200 Apples and 290 Textbooks. "
+    "The table below shows data on prices for Apples and Textbooks in Japan for three years."
+)  # validation_Economics_13's stem, as MMMU-Pro has it
+
+
+def test_a_token_is_found_however_close_the_lines_above_and_below_it_are(browser: Any) -> None:
+    # The handwriting face is set 1.5 times the nominal size on the nominal line pitch (0.9
+    # em): the line above's descenders reach into the rows of a drawing's frame, beside its
+    # ink's ends but above its glyphs, and are no glyph beside the token.
+    page = browser.new_page(viewport={"width": 720, "height": 200})
+    page.set_content(
+        f"<body style='margin:8px;background:#fff'><p style=\"font: 33px '{FAMILY}';"
+        f'line-height: 0.9;width: 674px;margin:0;color:#141414">{ECONOMICS_13}</p></body>'
+    )
+    shown = np.asarray(Image.open(io.BytesIO(page.screenshot())).convert("L"))
+    page.close()
+    contexts = ink.occurrences(ECONOMICS_13, "290")[0]
+    found = ink.weigh([shown], 33.0, FAMILY, "290", contexts, ink.digit_rivals("290"))
+    assert found is not None and found.shown, found and found.describe()
+    # Beside its glyphs a token still stands alone: "20" is no place in "200" or "290".
+    alone = ink.weigh([shown], 33.0, FAMILY, "20", [("", "")], ink.digit_rivals("20"))
+    assert alone is None or not alone.shown, alone and alone.describe()
 
 
 def test_a_number_whose_unit_is_read_as_a_digit_is_shown_with_its_unit() -> None:

@@ -225,12 +225,17 @@ def _stands_alone(page: np.ndarray, level: float, drawing: np.ndarray, size: int
     "420", "2024") has another glyph's stroke right beside its own ink.
     """
     height, width = drawing.shape
-    columns = np.nonzero((drawing > 0.5 * drawing.max()).any(axis=0))[0]
+    inked = drawing > 0.5 * drawing.max()
+    columns = np.nonzero(inked.any(axis=0))[0]
     if columns.size == 0:
         return np.ones((page.shape[0] - height + 1, page.shape[1] - width + 1), dtype=bool)
     side = max(2, round(SIDE * size))
-    # strongest[y, x] is the page's maximum over rows y..y+height, columns x..x+side.
-    kernel = np.ones((height, side), np.uint8)
+    # Only the rows the drawing's ink spans: its frame reaches the face's ascender and
+    # descender, where the lines above and below a tightly set line have theirs.
+    ink_rows = np.nonzero(inked.any(axis=1))[0]
+    top, tall = int(ink_rows[0]), int(ink_rows[-1] - ink_rows[0] + 1)
+    # strongest[y, x] is the page's maximum over rows y..y+tall, columns x..x+side.
+    kernel = np.ones((tall, side), np.uint8)
     strongest = cv2.dilate(
         page, kernel, anchor=(0, 0), borderType=cv2.BORDER_CONSTANT, borderValue=0
     )
@@ -238,7 +243,8 @@ def _stands_alone(page: np.ndarray, level: float, drawing: np.ndarray, size: int
     x = np.arange(count)
     left = np.clip(x + columns[0] - SIDE_GAP - side, 0, page.shape[1] - 1)
     right = np.clip(x + columns[-1] + 1 + SIDE_GAP, 0, page.shape[1] - 1)
-    return (strongest[:rows, left] <= level) & (strongest[:rows, right] <= level)
+    beside = strongest[top : top + rows]
+    return (beside[:, left] <= level) & (beside[:, right] <= level)
 
 
 def _sizes(font_px: float) -> range:

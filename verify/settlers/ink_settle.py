@@ -168,7 +168,11 @@ def _settle(
         missing = [
             t
             for t in _tokens(reason)
-            if not (shown(t, ink.digit_rivals(t)) or _shown_with_unit(field.text, t, shown))
+            if not (
+                shown(t, ink.digit_rivals(t))
+                or _shown_with_unit(field.text, t, shown)
+                or _broken_at_hyphen(field.text, t, shown)
+            )
         ]
     elif reason.code == ReasonCode.WORD_CHANGED:
         # The source's word drawn against what the engines read in its place: the ink must
@@ -226,6 +230,23 @@ def _shown_with_unit(text: str, number: str, shown: Callable[..., bool]) -> bool
     if not spans or len(spans) != numbers(text).count(number):
         return False
     return all(shown(span, ink.digit_rivals(span)) for span in spans)
+
+
+def _broken_at_hyphen(text: str, token: str, shown: Callable[..., bool]) -> bool:
+    """Return whether the ink shows a hyphenated token broken after its hyphen, its number whole.
+
+    A browser may break a line after a hyphen ("EV71-" / "related"): one
+    drawing of the token matches no line. When every digit stands before
+    the last hyphen, that piece, drawn at the line's end against its changed
+    digits, is what shows the number; the letters after it are words, which
+    the word checks weigh.
+    """
+    head, hyphen, tail = token.rpartition("-")
+    if not head or not tail or any(c.isdigit() for c in tail):
+        return False
+    piece = head + hyphen
+    broken = normalise(text).replace(token, f"{piece} {tail}")
+    return broken != normalise(text) and shown(piece, ink.digit_rivals(piece), text=broken)
 
 
 def _apart(span: str, shown: Callable[..., bool]) -> bool:
