@@ -79,6 +79,18 @@ def test_a_changed_formula_number_is_missing_from_its_reading() -> None:
     assert missing_formula_numbers(["x = 1, 6"], "z = 1,6") == []
 
 
+def test_a_formula_number_read_as_another_after_its_relation_is_changed() -> None:
+    # The source says t=1; the page shows t=5, and a "1" elsewhere proves nothing.
+    text = "Calculate the return for Figure 1 from (\n to \n)"
+    read = "Calculate the return for Figure 1 from (t=5 to t=2)"
+    assert missing_formula_numbers(["t=1", "t=2"], read, text) == ["1"]
+    assert missing_formula_numbers(["t=1", "t=2"], read.replace("5", "1"), text) == []
+    # After a relation and its bracket; glyphs read otherwise are no evidence either way.
+    assert missing_formula_numbers(["V_1(s) = (1 / s)"], "if Vi(s) = (3/s) and") == ["1"]
+    assert missing_formula_numbers(["V_1(s) = (1 / s)"], "if Vi(s) = (1/s) and") == []
+    assert missing_formula_numbers(["x = 2"], "where X = 5 and 2") == []
+
+
 # How tesseract read the rendered `\\ce{CH4 + 2O2 -> CO2 + 2H2O}` stem in three looks: the
 # subscripts come out as digits, specks or nothing; the coefficients as digits.
 COMBUSTION = r"\ce{CH4 + 2O2 -> CO2 + 2H2O}"

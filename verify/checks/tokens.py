@@ -307,7 +307,44 @@ def missing_formula_numbers(
             missing.append(number)
         else:
             rest = rest[:at] + " " + rest[at + len(number) :]
-    return missing + contradicted_formula_scripts(formulas, observed)
+    changed = [
+        n for n in contradicted_formula_numbers(formulas, observed, text) if n not in missing
+    ]
+    return missing + changed + contradicted_formula_scripts(formulas, observed)
+
+
+# A baseline number right after a relation and the glyph before it ("t=1", "V(s)=(1/s)"),
+# in a compact text: the number a reading shows after the same glyphs is that one, read.
+_AFTER_RELATION = re.compile(r"([A-Za-z)\]]=\(?)(\d+(?:\.\d+)?)")
+
+
+def contradicted_formula_numbers(
+    formulas: tuple[str, ...] | list[str], observed: str, text: str = ""
+) -> list[str]:
+    """Return the formula numbers a reading shows as other numbers after the same relation.
+
+    Found anywhere, a changed "t=1" read "t=5" still has its "1" in some
+    other number of the page. After its own relation's glyphs it has one
+    place: where the reading shows, after those glyphs, numbers the source
+    (its formulas and its `text`) has not there, and lacks some it has, those
+    are changed. Glyphs read otherwise ("T=") are no evidence either way.
+    """
+
+    def after_relations(plain: str) -> Counter[tuple[str, str]]:
+        return Counter(_AFTER_RELATION.findall(compact(plain)))
+
+    source = after_relations(normalise(text))
+    for latex in formulas:
+        source += after_relations(_COMMAND.sub(" ", _SCRIPT.sub(" ", _without_stacked(latex))))
+    read = after_relations(_ocr_number_fix(observed))
+    changed: list[str] = []
+    for key in dict.fromkeys(key for key, _number in source):
+        wanted = Counter({n: c for (k, n), c in source.items() if k == key})
+        shown = Counter({n: c for (k, n), c in read.items() if k == key})
+        missing, extra = wanted - shown, shown - wanted
+        if missing and extra:
+            changed += list(missing.elements())[: extra.total()]
+    return changed
 
 
 def contradicted_formula_scripts(formulas: tuple[str, ...] | list[str], observed: str) -> list[str]:
