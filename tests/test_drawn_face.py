@@ -7,7 +7,14 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from itemshot.verify.checks.fonts import font_file
-from itemshot.verify.settlers.drawn_face import Probe, candidate_families, identify_face, is_probe
+from itemshot.verify.settlers.drawn_face import (
+    DrawnFace,
+    Probe,
+    candidate_families,
+    identify_face,
+    is_probe,
+    opening,
+)
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS
 
 WORDS = ("Panning", "motion", "effect")
@@ -53,3 +60,21 @@ def test_probes_are_long_source_words_of_letters() -> None:
     ]
     assert picked == ["Panning"]
     assert "Nanum Pen Script" in candidate_families("en")
+
+
+def test_a_fields_size_is_fitted_to_its_ink_not_to_its_boxes() -> None:
+    # Words of brackets box far taller than the stem's words: the size their boxes imply
+    # (48) is not the size the option's text is drawn at (33), which its ink shows.
+    face = DrawnFace("Nanum Pen Script", 33, 21.5, 0.95, "Noto Sans", 0.7, WORDS)
+    crop = _ink("[Ca2+]", "Nanum Pen Script", 33)
+    fitted = face.fitted_px(crop, "[Ca2+]", 48.0, DEFAULT_THRESHOLDS)
+    assert fitted is not None and abs(fitted - 33) <= 1
+    # Too short an opening tells no size; ink no drawing fits gives none either.
+    assert face.fitted_px(_ink("1", "Nanum Pen Script", 33), "1", 48.0, DEFAULT_THRESHOLDS) is None
+    blank = np.full((60, 240), 255, dtype=np.uint8)
+    assert face.fitted_px(blank, "[Ca2+]", 48.0, DEFAULT_THRESHOLDS) is None
+
+
+def test_an_opening_is_the_first_words_up_to_the_limit() -> None:
+    assert opening("Suppose that a typical market", 16) == "Suppose that a"
+    assert opening("Incomprehensibilities abound", 16) == "Incomprehensibilities"

@@ -125,3 +125,35 @@ def test_a_place_showing_a_sibling_script_is_no_evidence() -> None:
     siblings = tuple(sibling_scripts("k_{5} + R^2{(k_{6})}"))
     assert siblings == ("k_{5}", "R^{2}", "k_{6}")
     assert weigh_formula(crop, 22, "k_{5}", siblings=siblings) is None
+
+
+def test_a_formula_the_field_has_twice_must_be_shown_at_two_places() -> None:
+    # The source says x_{2} twice; the ink shows x_{2} once and x_{7} where the second was.
+    from itemshot.verify.settlers.formula_ink import formula_drawing
+
+    ink = formula_drawing("x_{2}\\ \\ +\\ \\ x_{7}", 26, 0.6)
+    assert ink is not None
+    crop = np.pad(255 - np.clip(ink, 0, 255), 20, constant_values=255).astype(np.uint8)
+    once = weigh_formula(crop, 22, "x_{2}")
+    assert once is not None and not once.contradicted(), once and once.describe()
+    twice = weigh_formula(crop, 22, "x_{2}", others=("x_{2}", "x_{2}"))
+    assert twice is not None and twice.contradicted() and twice.rival == "x_{7}", twice
+
+
+def test_a_formula_shown_more_often_than_the_field_has_it_stands_for_a_changed_one() -> None:
+    # The source says I_1 and I_2; the ink shows I_2 twice. Each place fits I_2 better than
+    # I_1, but the field has I_2 once: the second place is I_1's, drawn with another digit.
+    from itemshot.verify.settlers.formula_ink import formula_drawing
+
+    parts = ("I_1", "I_2")
+    shown = formula_drawing("I_2\\ \\ +\\ \\ I_2", 26, 0.6)
+    source = formula_drawing("I_1\\ \\ +\\ \\ I_2", 26, 0.6)
+    assert shown is not None and source is not None
+    crops = [
+        np.pad(255 - np.clip(ink, 0, 255), 20, constant_values=255).astype(np.uint8)
+        for ink in (shown, source)
+    ]
+    changed = weigh_formula(crops[0], 22, "I_1", others=parts)
+    assert changed is not None and changed.contradicted() and changed.rival == "I_2", changed
+    clean = weigh_formula(crops[1], 22, "I_1", others=parts)
+    assert clean is None or not clean.contradicted(), clean.describe()

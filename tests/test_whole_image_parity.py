@@ -9,12 +9,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
 from itemshot.renderer.items import Item
+from itemshot.renderer.records import Region, box_to_quad
+from itemshot.verify.checks.fonts import font_file
 from itemshot.verify.checks.labels import half_label_shape, label_shape
 from itemshot.verify.checks.scoring import FORMULA_PREFIX, FieldResult
+from itemshot.verify.modes.regions import settle_located
 from itemshot.verify.modes.whole_image import (
     _audit_words,
     _label_shown,
+    _words_showing,
     locate_fields,
     option_labels,
     option_readings,
@@ -219,3 +226,37 @@ def test_a_located_option_carries_its_label_as_the_page_draws_labels() -> None:
     item = Item("i", "Which city?", ("the old Oslo", "Lima", "new York", "Rome"), answer=0)
     located = {r.name: r for r in locate_fields(found, labels, 1.0, item, (400, 800))}
     assert [located[f"option:{letter}"].label for letter in LETTERS] == ["(A)", "(B)", "(C)", "(D)"]
+
+
+def test_a_label_read_as_no_letter_binds_only_an_option_placed_by_its_label() -> None:
+    # "(9) Rome": found by its label's place, the read "9" is bound to D by position; found
+    # by its text, nothing vouches for its label, which stays failing with no face to ask.
+    font = ImageFont.truetype(font_file("Noto Sans"), 28)
+    page = Image.new("RGB", (400, 80), "white")
+    ImageDraw.Draw(page).text((20, 20), "(9) Rome", font=font, fill="black")
+    item = Item("grid", "Which city?", ("Oslo", "Lima", "York", "Rome"), 3)
+    box = (10.0, 10.0, 220.0, 70.0)
+    region = Region("option:D", "option", box, box_to_quad(box), letter="D", font_px=28.0)
+    image = np.asarray(page)
+    by_place = settle_located(image, item, [region])["option:D"]
+    assert not by_place.reasons, by_place.reasons
+    by_text = settle_located(image, item, [region], placed_by_text=frozenset({"option:D"}))
+    assert [r.code for r in by_text["option:D"].reasons] == ["letter_mismatch"]
+
+
+def test_an_options_text_is_not_found_inside_another_options_words() -> None:
+    # J's "W sin t" reads exactly inside H's "2W sin t": that run cuts into a word, so J is
+    # found where its own text stands, after a label read as no letter.
+    found = [
+        *_row(0, 0, [(0, "(H)"), (40, "2W"), (70, "sin"), (110, "t")]),
+        *_row(40, 1, [(0, "(3)"), (40, "W"), (60, "sin"), (100, "t")]),
+    ]
+    there = _words_showing("W sin t", found, DEFAULT_THRESHOLDS)
+    assert [(w.text, w.top) for w in there] == [("W", 40), ("sin", 40), ("t", 40)]
+    # Glued to its label, the text is found all the same.
+    glued = [*_row(0, 0, [(0, "(3)W"), (50, "sin"), (90, "t")])]
+    assert [w.text for w in _words_showing("W sin t", glued, DEFAULT_THRESHOLDS)] == [
+        "(3)W",
+        "sin",
+        "t",
+    ]

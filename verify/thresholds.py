@@ -140,6 +140,8 @@ class Thresholds:
       and descenders as well as on the face).
     - `face_probes` (3), `face_probe_letters` (5): the longest words read exactly, of at
       least that many letters, drawn in each face.
+    - `face_opening_chars` (16): how much of a field's opening words is drawn to find the
+      size its text is drawn at (`DrawnFace.fitted_px`).
     """
 
     text_accuracy: float = 0.90
@@ -202,6 +204,7 @@ class Thresholds:
     face_size_high: float = 1.6
     face_probes: float = 3.0
     face_probe_letters: float = 5.0
+    face_opening_chars: float = 16.0
 
     def as_dict(self) -> dict[str, float]:
         """Return the thresholds as a plain dict."""

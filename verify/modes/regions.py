@@ -60,6 +60,7 @@ from itemshot.verify.page.crops import (
 )
 from itemshot.verify.reading import second_reader
 from itemshot.verify.reading.ocr import join_words, language_for, ocr_stacked, words
+from itemshot.verify.reading.text import normalise
 from itemshot.verify.settlers.drawn_face import DrawnFace
 from itemshot.verify.settlers.ink_settle import settle_by_ink
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
@@ -515,6 +516,13 @@ class _Page:
     family: str  # the face that drew most of the page
     options: tuple[Field, ...]
     may_pass: bool  # no page-level reason fails the image already
+    # Options placed where their text is read (whole-image mode): no place vouches for
+    # their labels, which must be read as their letters or shown by the ink.
+    placed_by_text: frozenset[str] = frozenset()
+
+    def bound_letters(self, name: str) -> str:
+        """Return the letters a field's label is bound to by its place ("" for none)."""
+        return "" if name in self.placed_by_text else self.letters
 
 
 class Settler(NamedTuple):
@@ -549,14 +557,20 @@ def _few_left(page: _Page, failing: list[Entry]) -> bool:
 # engine misread is asked of the ink. Only while the image could pass.
 SETTLERS = (
     Settler(
-        "second_engine", _while_passable, lambda e, p: _second_opinion(e, p.thresholds, p.letters)
+        "second_engine",
+        _while_passable,
+        lambda e, p: _second_opinion(e, p.thresholds, p.bound_letters(e[0].name)),
     ),
     Settler(
         "unread_scripts",
         lambda _p, _f: True,
         lambda e, _p: (e[0], e[1], _settle_unread_scripts(e[2])),
     ),
-    Settler("reread", _few_left, lambda e, p: _reread(e, p.lang, p.thresholds, p.letters)),
+    Settler(
+        "reread",
+        _few_left,
+        lambda e, p: _reread(e, p.lang, p.thresholds, p.bound_letters(e[0].name)),
+    ),
     Settler(
         "ink", _while_passable, lambda e, p: _by_ink(e, p.family, list(p.options), p.thresholds)
     ),
@@ -600,6 +614,7 @@ def settle_located(
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
     face: DrawnFace | None = None,
     page_readings: Mapping[str, str] | None = None,
+    placed_by_text: frozenset[str] = frozenset(),
 ) -> dict[str, FieldResult]:
     """Return the region audit's result for each field at a place found on the page.
 
@@ -613,30 +628,60 @@ def settle_located(
     it draws them, the ink). `page_readings` are what the whole page's
     reading showed for each field: the same pixels, read in another crop. A
     field is scored on whichever of that and its reading in place it fails
-    on least, and settled from there.
+    on least, and settled from there. An option in `placed_by_text` was
+    placed where its text is read, so its place vouches for no label: its
+    label must be read as its letter or shown by the ink.
     """
     lang = language_for(item.language, [item.question, *item.options])
+    options = {field.name: field for field in source.options(item)}
     if face is not None:
         located = [
             replace(r, fonts={face.family: 1}, set_px=face.drawn_px(r.font_px)) for r in located
         ]
+        sources = {"question": source.stem(item), **options}
+        located = _sized_by_ink(image, located, face, sources, thresholds)
     crops = _located_text_crops(image, located)
     texts = ocr_stacked([c.first for c in crops], lang)
     letters = "".join(LETTERS[: len(item.options)])
-    options = {field.name: field for field in source.options(item)}
+    family = face.family if face is not None else ""
+    page = _Page(lang, thresholds, letters, family, tuple(options.values()), True, placed_by_text)
     fields: list[Entry] = []
     for crop, text in zip(crops, texts, strict=True):
         name = crop.region.name
         field = source.stem(item) if name == "question" else options.get(name)
         if field is not None:
             read = [text, (page_readings or {}).get(name, "")]
-            results = [_score(field, t, thresholds, [crop], letters) for t in read if t.strip()]
+            bound = page.bound_letters(name)
+            results = [_score(field, t, thresholds, [crop], bound) for t in read if t.strip()]
             if results:
                 best = min(results, key=lambda r: (len(r.reasons), -r.score))
                 fields.append((field, [crop], best))
-    family = face.family if face is not None else ""
-    page = _Page(lang, thresholds, letters, family, tuple(options.values()), may_pass=True)
     return {field.name: result for field, _crops, result in settle(fields, page)}
+
+
+def _sized_by_ink(
+    image: np.ndarray,
+    located: list[Region],
+    face: DrawnFace,
+    sources: Mapping[str, Field],
+    thresholds: Thresholds,
+) -> list[Region]:
+    """Return the regions with the size their text is drawn at fitted to its ink (`fitted_px`).
+
+    The size from a region's OCR boxes also sets how its crop is cleaned: too
+    large ("(A) q = 0" boxed as tall as its brackets), the bar of an "=" is
+    painted out as a speck, and the ink then shows "q > 0" better than "q = 0".
+    """
+    sized = []
+    for region, crop in zip(located, _located_text_crops(image, located), strict=True):
+        field = sources.get(region.name)
+        fitted = None
+        if field is not None:
+            fitted = face.fitted_px(crop.raw, normalise(field.text), crop.drawn_px, thresholds)
+        if fitted is not None:  # the size its boxes gave, scaled as the drawn size is
+            region = replace(region, font_px=region.font_px * fitted / crop.drawn_px, set_px=fitted)
+        sized.append(region)
+    return sized
 
 
 def located_crops(image: np.ndarray, located: list[Region]) -> list[np.ndarray]:

@@ -597,15 +597,27 @@ def _words_showing(text: str, found: list[Word], thresholds: Thresholds) -> list
 
     The run is in reading order: an option of a grid's left column that wraps
     is read with the right column's words between its lines, and is not found.
+    A run that cuts into a word's letters or digits is another field's text
+    ("W sin θ" inside option H's "2W sin θ"): the next best run is tried.
     """
     pieces = [normalise(word.text) for word in found]
     page = " ".join(pieces)
-    start, end, _cost = best_window(normalise(text), page)
-    there, at = [], 0
-    for word, piece in zip(found, pieces, strict=True):
-        if at < end and at + len(piece) > start:
-            there.append(word)
-        at += len(piece) + 1
+    for _ in range(WINDOW_TRIES):
+        start, end, _cost = best_window(normalise(text), page)
+        if end <= start:
+            return []
+        there, cut, at = [], False, 0
+        for word, piece in zip(found, pieces, strict=True):
+            if at < end and at + len(piece) > start:
+                there.append(word)
+                outside = piece[: max(0, start - at)] + piece[max(0, end - at) :]
+                cut = cut or _cuts_into(outside)
+            at += len(piece) + 1
+        if not cut:
+            break
+        page = page[:start] + MASK * (end - start) + page[end:]  # no run is found there again
+    else:
+        return []
     lines = {word.line for word in there}
     if not there or len(lines) > CONTINUATION_LINES + 1:
         return []
@@ -613,6 +625,20 @@ def _words_showing(text: str, found: list[Word], thresholds: Thresholds) -> list
     if is_short(text, thresholds):  # must be read exactly: "34.5%" is not where "34.8%" is
         return there if compact(text).casefold() == compact(shown).casefold() else []
     return there if ocr_accuracy(text, shown) >= thresholds.whole_image_field else []
+
+
+WINDOW_TRIES = 3  # runs tried, best first, before a field is not found by its text
+MASK = "\x00"  # stands for a rejected run's characters: it matches none of a field's
+
+
+def _cuts_into(outside: str) -> bool:
+    """Return whether what a run leaves of its end words is part of a token, not a label.
+
+    A label glued to the text ("(3)W") or punctuation beside it is cut off
+    as it should be; a digit or letter left over ("2" of "2W") is not.
+    """
+    rest = outside.strip()
+    return bool(rest) and label_shape(rest) is None and any(c.isalnum() for c in rest)
 
 
 def _label_room(found: list[Word], there: list[Word]) -> float:
@@ -758,6 +784,7 @@ def _settled_in_place(
             # What the page's reading showed of a field no label anchored is the text most like
             # it anywhere on the page ("d" of "pd" for an option "D"): not a reading of this place.
             page_readings={r.name: r.observed for r in best.regions if r.name not in unlabelled},
+            placed_by_text=frozenset(by_text),
         )
         settled.update(
             (name, (places[name], result))
@@ -824,10 +851,8 @@ def _formulas_by_ink(
         for f in (source.stem(item, drop_figure_refs=True), *source.options(item))
         if f.name not in failing
     ]
-    parts = {
-        f.name: list(dict.fromkeys(p for latex in f.math for p in script_parts(latex)))
-        for f in passing
-    }
+    # Each part with how often the field has it: each of its places must show it.
+    parts = {f.name: Counter(p for latex in f.math for p in script_parts(latex)) for f in passing}
     siblings = {
         f.name: tuple(dict.fromkeys(s for latex in f.math for s in sibling_scripts(latex)))
         for f in passing
@@ -848,7 +873,7 @@ def _formulas_by_ink(
     reasons: list[Reason] = []
     notes: dict[str, list[str]] = {}
     for name, crop in zip(fields, located_crops(image, wide), strict=True):
-        font_px, others = places[name].font_px, tuple(parts[name])
+        font_px, others = places[name].font_px, tuple(parts[name].elements())
         for part in parts[name]:
             evidence = weigh_formula(crop, font_px, part, thresholds, others, siblings[name])
             if evidence is None:

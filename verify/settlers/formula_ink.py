@@ -196,32 +196,42 @@ def weigh_formula(
 
     The source's drawing is located at every place it fits about as well as
     its best (`PLACES`: a field may hold `w_{1}` and `w_{2}`, and either
-    drawing fits both). A place where one of the field's `others` formulas
-    fits better is that formula's, not this one's. At each place left, every
-    rival drawn at that size is compared with the source where the two
-    differ (`_compare`); the place that shows the source best is the
-    evidence, so the ink contradicts the source only where no place shows
-    it. A place whose closest rival is one of the field's scripts
-    (`siblings`, from `sibling_scripts`: `k_{5}` against the `k_{6}` of a
-    numerator or of `R^2{(k_{6})}` beside it) may be that script's ink, and
-    is no evidence against the source. None when the
-    formula has no digit, mathtext cannot draw it or no place is left.
+    drawing fits both). `others` are the field's script parts, each as often
+    as the field has it. A place where another of them fits better is that
+    formula's, not this one's, for as many places as the field has it; a
+    place past that is this one's, drawn with another digit (the field's
+    `I_1` and `I_2` shown as two `I_2`). At each place left, every rival
+    drawn at that size is compared with the source where the two differ
+    (`_compare`). A formula the field has n times must be shown at n places:
+    the evidence is the place that shows it n-th best (the unchanged
+    `CaCO_3` of two shows nothing of the other, drawn `CaCO_5`), so the ink
+    contradicts the source only where too few places show it. A place whose
+    closest rival is one of the field's scripts (`siblings`, from
+    `sibling_scripts`: `k_{5}` against the `k_{6}` of a numerator or of
+    `R^2{(k_{6})}` beside it) may be that script's ink, and is no evidence
+    against the source. None when the formula has no digit, mathtext cannot
+    draw it or no place is left.
     """
     rivals = digit_rivals(latex)
     if not rivals:
         return None
+    count = max(1, others.count(latex))
     blur = max(0.6, font_px / 24)
     margin = round(2 * font_px)
     page = cv2.GaussianBlur(np.pad(255.0 - crop.astype(np.float32), margin), (0, 0), blur)
-    places = [
-        place
-        for place in _places(page, latex, font_px, blur, thresholds)
-        if not any(_fits_better(page, other, place, blur) for other in others if other != latex)
-    ]
+    found = _places(page, latex, font_px, blur, thresholds, count)
+    owned: set[int] = set()  # places another of the field's formulas shows
+    surplus: set[int] = set()  # places another shows more often than the field has it
+    for other in dict.fromkeys(o for o in others if o != latex):
+        claimed = [k for k, place in enumerate(found) if _fits_better(page, other, place, blur)]
+        extra = len(claimed) - others.count(other)
+        owned.update(claimed[max(0, extra) :])
+        surplus.update(claimed[: max(0, extra)])
+    places = [(k, place) for k, place in enumerate(found) if k not in owned]
     if not places:
         return None
     evidence = []
-    for score, size, bold, y, x in places:
+    for k, (score, size, bold, y, x) in places:
         own = formula_drawing(latex, size, blur, bold)
         assert own is not None  # it was located
         worst, rival_score, lead = "", -1.0, 1.0
@@ -232,10 +242,13 @@ def weigh_formula(
             pair = _compare(page, own, theirs, (y, x), size)
             if pair is not None and pair[0] - pair[1] < lead:
                 worst, rival_score, lead = rival, pair[1], pair[0] - pair[1]
-        if lead < 0 and worst in siblings:
+        if lead < 0 and worst in siblings and k not in surplus:
             continue
         evidence.append(FormulaEvidence(latex, score, worst, rival_score, lead))
-    return max(evidence, key=lambda e: e.margin, default=None)
+    if not evidence:
+        return None
+    ranked = sorted(evidence, key=lambda e: e.margin, reverse=True)
+    return ranked[min(count, len(ranked)) - 1]
 
 
 def _fits_better(page: np.ndarray, other: str, place: _Place, blur: float) -> bool:
@@ -252,13 +265,19 @@ def _fits_better(page: np.ndarray, other: str, place: _Place, blur: float) -> bo
 
 
 def _places(
-    page: np.ndarray, latex: str, font_px: float, blur: float, thresholds: Thresholds
+    page: np.ndarray,
+    latex: str,
+    font_px: float,
+    blur: float,
+    thresholds: Thresholds,
+    count: int = 1,
 ) -> list[_Place]:
     """Return each place the formula's drawing fits about as well as its best.
 
     A place is one of the best windows at some size and weight; places
     closer than half the drawing's width are one. Kept: those within
-    `PLACE_TOLERANCE` of the best, `PLACES` at most.
+    `PLACE_TOLERANCE` of the best, `PLACES` at most; and however well they
+    fit, the `count` best, for a formula the field shows `count` times.
     """
     found: list[_Place] = []
     for size, bold in itertools.product(_sizes(font_px), (False, True)):
@@ -272,7 +291,7 @@ def _places(
         # A near-blank window correlates with anything: no place for a formula.
         spread = thresholds.ink_min_window_std * float(drawing.std())
         scores = np.where(window_std(page, height, width) >= spread, scores, -1.0)
-        for _ in range(PLACES):
+        for _ in range(max(PLACES, count)):
             y, x = np.unravel_index(int(scores.argmax()), scores.shape)
             if scores[y, x] <= -1.0:
                 break
@@ -282,14 +301,14 @@ def _places(
     kept: list[_Place] = []
     ranked = sorted(found, reverse=True)
     for place in ranked:
-        if place.score < ranked[0].score - PLACE_TOLERANCE:
+        if place.score < ranked[0].score - PLACE_TOLERANCE and len(kept) >= count:
             break
         drawing = formula_drawing(latex, place.size, blur, place.bold)
         assert drawing is not None  # it was located
         near = 0.5 * drawing.shape[1]
         if all(abs(place.x - k.x) >= near or abs(place.y - k.y) >= near for k in kept):
             kept.append(place)
-    return kept[:PLACES]
+    return kept[: max(PLACES, count)]
 
 
 def _compare(
