@@ -21,6 +21,7 @@ from itemshot.verify.modes.regions import settle_located
 from itemshot.verify.modes.whole_image import (
     _audit_words,
     _label_shown,
+    _without_placeholders,
     _words_showing,
     locate_fields,
     option_labels,
@@ -260,3 +261,17 @@ def test_an_options_text_is_not_found_inside_another_options_words() -> None:
         "sin",
         "t",
     ]
+
+
+def test_a_missing_figures_placeholder_is_no_word_of_the_stem() -> None:
+    # The stem runs on after its figure; the box standing for the absent figure says "not".
+    found = [
+        *_row(0, 0, [(0, "Give"), (50, "the"), (90, "bar"), (130, "number:")]),
+        *_row(40, 1, [(0, "Figure"), (70, "1"), (90, "(image"), (160, "not"), (200, "available)")]),
+        *_row(80, 2, [(0, "a"), (20, "7-6"), (60, "suspension")]),
+    ]
+    kept = _without_placeholders(found, "en", DEFAULT_THRESHOLDS)
+    assert [w.text for w in kept] == ["Give", "the", "bar", "number:", "a", "7-6", "suspension"]
+    # A stem line that says so in other words stays.
+    said = [*_row(0, 0, [(0, "the"), (40, "image"), (100, "is"), (130, "not"), (170, "shown")])]
+    assert _without_placeholders(said, "en", DEFAULT_THRESHOLDS) == said

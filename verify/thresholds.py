@@ -34,6 +34,8 @@ class Thresholds:
       comfort levels; a field no engine reads whose text is under one of them also gets
       `hard_to_read` (a legible image whose text fails is then told from a reading problem).
     - `whole_image_field` (0.75): minimum aligned accuracy of a field in a whole-image audit.
+    - `whole_image_placeholder` (0.80): how closely a line must read as a missing figure's
+      placeholder ("Figure 1 (image not available)") to be the figure's, not the stem's.
 
     Meaning (`verify.checks.meaning`: a source word read, in its place, as another word):
 
@@ -158,6 +160,7 @@ class Thresholds:
     marginal_resolved_px: float = 5.0
     marginal_contrast: float = 4.5
     whole_image_field: float = 0.75
+    whole_image_placeholder: float = 0.80
     # Meaning
     meaning_word_zipf: float = 3.0
     meaning_min_edits: float = 2.0

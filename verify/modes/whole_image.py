@@ -22,8 +22,10 @@ from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
+from rapidfuzz import fuzz
 
 from itemshot.renderer.items import LETTERS, Item
+from itemshot.renderer.page import WORDS as PAGE_WORDS
 from itemshot.renderer.records import Region, box_to_quad
 from itemshot.verify.checks import expected as source
 from itemshot.verify.checks.figure_search import FigureSearch
@@ -547,7 +549,8 @@ def locate_fields(
     first = min((a.index for a in labels.assigned.values()), default=len(found))
     stem_words = set(split_words(source.stem(item).text))
     lines: dict[tuple[int, int, int], list[Word]] = {}
-    for word in _without_captions(found[:first]):
+    above = _without_placeholders(found[:first], item.language, thresholds)
+    for word in _without_captions(above):
         lines.setdefault(word.line, []).append(word)
     rows = list(lines.values())
     shared = [k for k, row in enumerate(rows) if _share(row, stem_words) >= STEM_LINE_SHARE]
@@ -1108,6 +1111,8 @@ def _audit_words(
     before = found[
         : min((first_anchor[x].index for x in letters if x in first_anchor), default=len(found))
     ]
+    # A missing figure's placeholder stands where the figure does, inside the stem's span.
+    before = _without_placeholders(before, item.language, thresholds)
     area, start, end = _align_span(stem.text, join_words(before) or page)
     stem_window = _without_references(area[start:end], stem.figures)
     result = score_stem(stem, stem_window, _whole(thresholds))
@@ -1238,6 +1243,27 @@ def _without_captions(found: list[Word]) -> list[Word]:
             captions.add(key)
         previous_bottom = max(w.top + w.height for w in line)
     return [w for w in found if w.line not in captions]
+
+
+def _without_placeholders(found: list[Word], language: str, thresholds: Thresholds) -> list[Word]:
+    """Return the words without the lines that read as a missing figure's placeholder.
+
+    A figure the dataset lacks is drawn as a box saying so ("Figure 1 (image
+    not available)"): its words are the figure's, and left in a stem that
+    runs on after the figure they read as words the source has not ("not").
+    """
+    template = PAGE_WORDS.get(language, PAGE_WORDS["en"])["missing"]
+    rest = compact(template.partition("{n}")[2]).casefold()
+    lines: dict[tuple[int, int, int], list[Word]] = {}
+    for word in found:
+        lines.setdefault(word.line, []).append(word)
+    placeholders = {
+        key
+        for key, line in lines.items()
+        if fuzz.ratio(rest, compact(_CAPTION.sub(" ", " ".join(w.text for w in line))).casefold())
+        >= 100 * thresholds.whole_image_placeholder
+    }
+    return [w for w in found if w.line not in placeholders]
 
 
 # What OCR reads a figure number's digits as: the glyphs engines confuse with each
