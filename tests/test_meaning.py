@@ -75,6 +75,17 @@ def test_a_content_word_changed_fails_too() -> None:
     assert (found.word, found.read) == ("rash", "cough")
 
 
+def test_a_rare_word_the_item_uses_elsewhere_is_a_word_a_person_reads() -> None:
+    # Two options a word apart, swapped: each shows the other's rare word. Too rare to be
+    # taken for a word on its own, "opiates" is one of the item's own words.
+    source = "Individuals addicted to methamphetamines and treated after release."
+    read = "Individuals addicted to opiates and treated after release."
+    assert findings(source, read) == []
+    words = frozenset(split_words(source) + split_words("addicted to opiates"))
+    (found,) = findings(source, read, vocabulary=words)
+    assert (found.word, found.read) == ("methamphetamines", "opiates")
+
+
 def test_a_changed_word_beside_math_the_source_text_lacks_is_paired_with_its_replacement() -> None:
     # "below" and "above" share no letter in place: pairing "below" with the stray "N"
     # (a typeset symbol the source text does not spell) must not hide the change.

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from itemshot.renderer.items import LETTERS, Item
 from itemshot.renderer.markup import FigureRef, Math, Text, is_only_figures, parse_inline
+from itemshot.verify.checks.meaning import split_words
 
 # How the renderer writes an `<image N>` reference, by item language.
 FIGURE_WORDS = {"en": "Figure {n}", "ja": "図{n}"}
@@ -32,6 +33,9 @@ class Field:
     math: tuple[str, ...]
     figures: tuple[int, ...]
     letter: str = ""
+    # Every word of the item (case-folded): a reading showing one of them in this field's
+    # place shows a word a person reads, however rare ("opiates" where "cocaine" belongs).
+    vocabulary: frozenset[str] = frozenset()
 
 
 def _flatten(source: str, figure_word: str, *, drop_figure_refs: bool, option: bool) -> Field:
@@ -55,22 +59,29 @@ def _flatten(source: str, figure_word: str, *, drop_figure_refs: bool, option: b
     return Field(name="", text="".join(parts), math=tuple(math), figures=tuple(figures))
 
 
+def vocabulary(item: Item) -> frozenset[str]:
+    """Return every word of the item's stem and options, case-folded."""
+    return frozenset(w for text in (item.question, *item.options) for w in split_words(text))
+
+
 def stem(item: Item, *, drop_figure_refs: bool = False) -> Field:
     """Return the stem as it should read; `<image N>` becomes the item language's "Figure N"."""
     field = _flatten(
         item.question, figure_word(item.language), drop_figure_refs=drop_figure_refs, option=False
     )
-    return Field("question", field.text, field.math, field.figures)
+    return Field("question", field.text, field.math, field.figures, vocabulary=vocabulary(item))
 
 
 def options(item: Item, *, drop_figure_refs: bool = False) -> list[Field]:
     """Return each option as it should read, with its letter; image-only options have no text."""
     word = figure_word(item.language)
+    words = vocabulary(item)
     found: list[Field] = []
     for index, option in enumerate(item.options):
         letter = LETTERS[index]
         field = _flatten(option, word, drop_figure_refs=drop_figure_refs, option=True)
-        found.append(Field(f"option:{letter}", field.text, field.math, field.figures, letter))
+        name = f"option:{letter}"
+        found.append(Field(name, field.text, field.math, field.figures, letter, words))
     return found
 
 

@@ -262,15 +262,26 @@ def _possessed(word: str) -> str:
     return fold_word(re.sub(r"'s?$", "", word))
 
 
-def changed_to(word: str, read: str, language: str, thresholds: Thresholds) -> bool:
-    """Return whether `read`, in `word`'s place, is another word a person would read there."""
+def changed_to(
+    word: str,
+    read: str,
+    language: str,
+    thresholds: Thresholds,
+    vocabulary: frozenset[str] = frozenset(),
+) -> bool:
+    """Return whether `read`, in `word`'s place, is another word a person would read there.
+
+    A reading is a word a person reads when it is common in the language, or
+    a word the item itself uses (`vocabulary`): two options a word apart,
+    swapped, show each other's rare word ("opiates" for "methamphetamines").
+    """
     if _same(_stripped(word), _stripped(read)):
         return False
     if _possessed(word) == _possessed(read):  # "candidate's" read "candidate": an apostrophe lost
         return False
     if word not in CRITICAL and len(word) < thresholds.meaning_min_letters:
         return False
-    if not plausible(read, language, thresholds):
+    if not (plausible(read, language, thresholds) or read in vocabulary):
         return False
     # One character off ("lover" for "lower") in a long word is a misread glyph as often as
     # another word; a critical word has no such slack: "most" and "host" are both read.
@@ -307,9 +318,16 @@ def language_of(lang: str) -> str | None:
 
 
 def findings(
-    text: str, reading: str, language: str = "en", thresholds: Thresholds = DEFAULT_THRESHOLDS
+    text: str,
+    reading: str,
+    language: str = "en",
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    vocabulary: frozenset[str] = frozenset(),
 ) -> list[WordFinding]:
-    """Return the source words one reading shows otherwise (changed, dropped or added)."""
+    """Return the source words one reading shows otherwise (changed, dropped or added).
+
+    `vocabulary` is every word of the item (`changed_to`).
+    """
     if has_cjk(text):
         return []
     source = split_words(text)
@@ -336,7 +354,7 @@ def findings(
                 found.append(
                     WordFinding(ReasonCode.WORD_CHANGED, place.index, place.word, place.read)
                 )
-        elif changed_to(place.word, place.read, language, thresholds):
+        elif changed_to(place.word, place.read, language, thresholds, vocabulary):
             found.append(WordFinding(ReasonCode.WORD_CHANGED, place.index, place.word, place.read))
         elif rival := negated_by_prefix(place.word, place.read, language, thresholds):
             found.append(WordFinding(ReasonCode.WORD_CHANGED, place.index, place.word, rival))
@@ -374,14 +392,19 @@ def negated_by_prefix(
 
 
 def word_reasons(
-    name: str, text: str, reading: str, lang: str, thresholds: Thresholds = DEFAULT_THRESHOLDS
+    name: str,
+    text: str,
+    reading: str,
+    lang: str,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    vocabulary: frozenset[str] = frozenset(),
 ) -> list[Reason]:
     """Return a reason per kind of word the reading does not show as the source has it."""
     language = language_of(lang)
     if language is None:
         return []
     by_code: dict[ReasonCode, list[WordFinding]] = {}
-    for finding in findings(text, reading, language, thresholds):
+    for finding in findings(text, reading, language, thresholds, vocabulary):
         by_code.setdefault(finding.code, []).append(finding)
     return [
         Reason(

@@ -68,7 +68,8 @@ def _text_checks(
         measures["missing_units"] = units
         reasons.append(Reason("unit_missing", field.name, ", ".join(units), tokens=tuple(units)))
     # Whatever the similarity: one word read as another is another question.
-    reasons.extend(word_reasons(field.name, field.text, observed, "eng", thresholds))
+    words = field.vocabulary
+    reasons.extend(word_reasons(field.name, field.text, observed, "eng", thresholds, words))
     reasons.extend(relation_reasons(field.name, field.text, field.math, observed))
     return score, reasons, measures
 
