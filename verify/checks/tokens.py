@@ -313,9 +313,10 @@ def missing_formula_numbers(
     return missing + changed + contradicted_formula_scripts(formulas, observed)
 
 
-# A baseline number right after a relation and the glyph before it ("t=1", "V(s)=(1/s)"),
-# in a compact text: the number a reading shows after the same glyphs is that one, read.
-_AFTER_RELATION = re.compile(r"([A-Za-z)\]]=\(?)(\d+(?:\.\d+)?)")
+# A baseline number right after a relation and the glyph before it ("t=1", "V(s) = (1 / s)"):
+# the number a reading shows after the same glyphs is that one, read. It ends where its
+# digits do ("1.644" of "1.644 \times 10^{5}").
+_AFTER_RELATION = re.compile(r"([A-Za-z)\]])\s*=\s*(\(?)\s*(\d+(?:\.\d+)?)(?![\d.])")
 
 
 def contradicted_formula_numbers(
@@ -331,7 +332,8 @@ def contradicted_formula_numbers(
     """
 
     def after_relations(plain: str) -> Counter[tuple[str, str]]:
-        return Counter(_AFTER_RELATION.findall(compact(plain)))
+        found = _AFTER_RELATION.findall(plain)
+        return Counter((f"{glyph}={bracket}", number) for glyph, bracket, number in found)
 
     source = after_relations(normalise(text))
     for latex in formulas:
