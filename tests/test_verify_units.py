@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from itemshot.renderer.items import Item
+from itemshot.renderer.markup import Math, paragraphs
 from itemshot.verify.checks.expected import Field, options, stem
 from itemshot.verify.checks.fonts import font_facts, uncovered
 from itemshot.verify.checks.labels import split_label
@@ -788,3 +789,13 @@ def test_a_pill_a_pixel_inside_the_crop_is_a_frame() -> None:
     cleaned = clean_text_crop(pill, font_px=19)
     text = clean_text_crop(pill[6:28, 30:200], font_px=19)
     assert cleaned.shape[1] == text.shape[1]  # the pill's rounded ends went
+
+
+def test_a_stems_formulas_are_the_ones_the_renderer_typesets_paragraph_by_paragraph() -> None:
+    # A bare formula the renderer finds on one line never runs over the line break: the
+    # source's math is what the page typeset, so the layout record agrees with it.
+    question = "Subject to: S_{i-1} = 3S_i - d_1 i = 1, 2, 3,\n S_i ≧ d_i ≧ 0 \nwhere r_1 = 3d_1"
+    typeset = [s.latex for p in paragraphs(question) for s in p if isinstance(s, Math)]
+    field = stem(Item("m", question, ("a", "b"), 0))
+    assert list(field.math) == typeset
+    assert all("\n" not in latex for latex in field.math)

@@ -5,7 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from itemshot.renderer.items import LETTERS, Item
-from itemshot.renderer.markup import FigureRef, Math, Text, is_only_figures, parse_inline
+from itemshot.renderer.markup import (
+    FigureRef,
+    Math,
+    Text,
+    is_only_figures,
+    paragraphs,
+    parse_inline,
+)
 from itemshot.verify.checks.meaning import split_words
 
 # How the renderer writes an `<image N>` reference, by item language.
@@ -39,7 +46,10 @@ class Field:
 
 
 def _flatten(source: str, figure_word: str, *, drop_figure_refs: bool, option: bool) -> Field:
-    segments = parse_inline(source)
+    # The renderer sets a stem paragraph by paragraph (a formula never runs over a line
+    # break): parsed whole, "3,\n S_i ≧ 0" would be one formula the page never typeset.
+    blocks = [parse_inline(source)] if option else paragraphs(source)
+    segments = [s for k, block in enumerate(blocks) for s in [*([Text("\n")] if k else []), *block]]
     # An option of figures only shows them, not their references (the page draws the
     # figures in the option's place); a stem shows its references whatever else it holds.
     only_figures = option and is_only_figures(segments)
