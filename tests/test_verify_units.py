@@ -45,6 +45,8 @@ def test_normalise_folds_width_quotes_dashes_spaces_and_cjk_spacing() -> None:
     assert normalise("ＡＢＣ１２３  “x” – y\n z") == 'ABC123 "x" - y z'
     assert normalise("図 1 の 回 路 で") == "図1の回路で"
     assert normalise("fill in ______ here") == "fill in here"
+    # One glyph in two scripts: the Latin phi of a source is the Greek phi a reader sees.
+    assert normalise("ɸ(x1, x2)") == normalise("φ(x1, x2)")
 
 
 def test_accuracy_is_one_minus_levenshtein_over_max_length() -> None:

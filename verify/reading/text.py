@@ -80,9 +80,15 @@ _WHITESPACE = re.compile(r"\s+")
 _BLANK = re.compile(r"_{2,}")
 
 
+# Letters of two scripts drawn as one glyph, which NFKC keeps apart: a reader (and an
+# engine) sees the Latin phi "ɸ" of a source as the Greek "φ".
+_SAME_GLYPH = str.maketrans({"\u0278": "\u03c6"})
+
+
 def normalise(text: str) -> str:
     """Return `text` normalised for comparison (NFKC, quotes/dashes, whitespace, CJK spacing)."""
-    text = fold_variants(unicodedata.normalize("NFKC", text).translate(_QUOTES))
+    text = unicodedata.normalize("NFKC", text).translate(_QUOTES).translate(_SAME_GLYPH)
+    text = fold_variants(text)
     text = _BLANK.sub(" ", text)
     text = _WHITESPACE.sub(" ", text).strip()
     text = _SPACE_BEFORE_CJK.sub("", text)
