@@ -26,6 +26,7 @@ from itemshot.verify.checks.expected import Field
 from itemshot.verify.checks.formula_record import formula_reasons
 from itemshot.verify.checks.meaning import (
     WORD_CODES,
+    adds_negation,
     align,
     findings,
     negated_by_prefix,
@@ -33,7 +34,7 @@ from itemshot.verify.checks.meaning import (
     token_shown,
     word_reasons,
 )
-from itemshot.verify.checks.scoring import score_option
+from itemshot.verify.checks.scoring import score_option, score_stem
 from itemshot.verify.modes.regions import SETTLERS, _words_left, verify_image
 from itemshot.verify.modes.whole_image import audit_image
 from itemshot.verify.page.images import load_rgb
@@ -166,6 +167,22 @@ def test_an_options_label_is_no_word_that_shows_a_dropped_one() -> None:
     }
     (left,) = _words_left(option, results, readings)
     assert (left.code, left.tokens) == (ReasonCode.WORD_DROPPED, ("not@2",))
+
+
+def test_a_reading_that_drops_a_negating_prefix_settles_nothing() -> None:
+    # "is incorrect" read "is correct" by one engine: a dropped prefix is a likelier misread
+    # than an invented one, so that reading does not settle the change; the ink decides.
+    stem = Field("question", "Which statement is correct?", (), ())
+    readings = ["Which statement is incorrect?", "Which statement is correct?"]
+    results = [score_stem(stem, reading, DEFAULT_THRESHOLDS) for reading in readings]
+    (left,) = _words_left(stem, results, readings)
+    assert (left.code, left.tokens) == (ReasonCode.WORD_CHANGED, ("correct@3",))
+    # Another word changed is settled by a reading that shows the source's word.
+    stem = Field("question", "Which statement is most consistent?", (), ())
+    readings = ["Which statement is least consistent?", "Which statement is most consistent?"]
+    results = [score_stem(stem, reading, DEFAULT_THRESHOLDS) for reading in readings]
+    assert _words_left(stem, results, readings) == ()
+    assert adds_negation("correct", "incorrect") and not adds_negation("incorrect", "correct")
 
 
 def test_a_formula_typeset_from_other_tex_fails() -> None:

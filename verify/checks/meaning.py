@@ -366,6 +366,17 @@ NEGATING_PREFIXES = ("in", "un", "im", "il", "ir", "non", "dis")
 MIN_UNPREFIXED = 4  # letters of the word a prefix negates: shorter ones are fragments
 
 
+def adds_negation(word: str, read: str) -> bool:
+    """Return whether `read` is `word` with a negating prefix added ("correct" read "incorrect").
+
+    An engine drops a handwritten prefix ("is incorrect" read "is correct")
+    far more often than it invents one: a reading showing the source's word
+    settles nothing against one showing it negated; the ink decides.
+    """
+    source, shown = word.casefold(), read.casefold()
+    return any(shown == prefix + source for prefix in NEGATING_PREFIXES)
+
+
 def negated_by_prefix(
     word: str, read: str, language: str, thresholds: Thresholds = DEFAULT_THRESHOLDS
 ) -> str | None:

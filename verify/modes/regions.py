@@ -30,6 +30,7 @@ from itemshot.verify.checks.layout_checks import (
     primary_font,
 )
 from itemshot.verify.checks.legibility import marginal_reasons, region_legibility
+from itemshot.verify.checks.meaning import adds_negation, token_word
 from itemshot.verify.checks.scoring import (
     FORMULA_PREFIX,
     UNREAD_SCRIPT,
@@ -64,7 +65,7 @@ from itemshot.verify.reading.text import normalise
 from itemshot.verify.settlers.drawn_face import DrawnFace
 from itemshot.verify.settlers.ink_settle import settle_by_ink
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
-from itemshot.verify.verdicts import Reason, RegionScore, Verdict, verdict
+from itemshot.verify.verdicts import Reason, ReasonCode, RegionScore, Verdict, verdict
 
 TEXT_KINDS = ("question", "option", "caption")
 CAPTION_MARGIN = 0.4  # em
@@ -209,17 +210,34 @@ def _words_left(
     for result in results:
         for reason in result.reasons:
             if reason.code in FINDING_CODES:
-                parts = reason.detail.split("; ")
-                for index, token in enumerate(reason.tokens):
-                    text = parts[index] if len(parts) == len(reason.tokens) else reason.detail
+                for token, text in _said(reason).items():
                     said.setdefault(reason.code, {}).setdefault(token, text)
     left = []
     texts = _as_scored(field, readings)
     for code, tokens in said.items():
-        kept = {t: d for t, d in tokens.items() if not finding_shown(code, field.text, t, texts)}
+        kept = {t: d for t, d in tokens.items() if not _word_shown(code, field, t, d, texts)}
         if kept:
             left.append(Reason(code, field.name, "; ".join(kept.values()), tuple(kept)))
     return tuple(left)
+
+
+def _said(reason: Reason) -> dict[str, str]:
+    """Return what a word finding's reason says of each of its tokens ("'most' read as 'least'")."""
+    parts = reason.detail.split("; ")
+    whole = len(parts) != len(reason.tokens)
+    return {t: reason.detail if whole else parts[k] for k, t in enumerate(reason.tokens)}
+
+
+def _word_shown(code: str, field: Field, token: str, said: str, texts: list[str]) -> bool:
+    """Return whether some reading shows a finding's word as the source has it, in its place.
+
+    Not a word another reading shows negated by a prefix (`adds_negation`):
+    a reading that dropped the prefix settles nothing; the ink decides.
+    """
+    read = said.rpartition(" read as ")[2].strip("'\"")
+    if code == ReasonCode.WORD_CHANGED and adds_negation(token_word(token)[0], read):
+        return False
+    return finding_shown(code, field.text, token, texts)
 
 
 def _as_scored(field: Field, readings: list[str]) -> list[str]:
@@ -247,7 +265,12 @@ def _tokens_in_place(field: Field, result: FieldResult, readings: list[str]) -> 
             kept.append(reason)
             continue
         if reason.code in FINDING_CODES:
-            left = [t for t in tokens if not finding_shown(reason.code, field.text, t, texts)]
+            said = _said(reason)
+            shown = [
+                _word_shown(reason.code, field, t, said.get(t, reason.detail), texts)
+                for t in tokens
+            ]
+            left = [t for t, seen in zip(tokens, shown, strict=True) if not seen]
         else:
             left = [t for t in tokens if not shown_in_place(field.text, t, texts)]
         if left:
