@@ -88,6 +88,8 @@ STEM_WRAP_GAP = 0.8  # word heights of blank between a stem line and the one it 
 LABEL_ROOM = 3.0  # word heights left of an option's first word that its label may take
 EMPTY_OPTION_ROOM = 4.0  # word heights right of a label with no text read: a short option's
 LABEL_CHARS = 5  # a word this short just before an option's text is its label, misread
+WINDOW_TRIES = 3  # runs tried, best first, before a field is not found by its text
+MASK = "\x00"  # stands for a rejected run's characters: it matches none of a field's
 PROBE_PUNCTUATION = ".,;:!?()[]'\"“”‘’"  # stripped from a word drawn to tell the face
 
 
@@ -628,10 +630,6 @@ def _words_showing(text: str, found: list[Word], thresholds: Thresholds) -> list
     if is_short(text, thresholds):  # must be read exactly: "34.5%" is not where "34.8%" is
         return there if compact(text).casefold() == compact(shown).casefold() else []
     return there if ocr_accuracy(text, shown) >= thresholds.whole_image_field else []
-
-
-WINDOW_TRIES = 3  # runs tried, best first, before a field is not found by its text
-MASK = "\x00"  # stands for a rejected run's characters: it matches none of a field's
 
 
 def _cuts_into(outside: str) -> bool:

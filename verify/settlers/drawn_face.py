@@ -24,6 +24,7 @@ from itemshot.verify.settlers import ink
 from itemshot.verify.thresholds import Thresholds
 
 _PROBE = re.compile(r"[^\W\d_]+")
+MIN_OPENING = 3  # characters: a shorter opening ("1") fits a stroke of any size
 
 
 @dataclass(frozen=True)
@@ -74,9 +75,6 @@ class DrawnFace:
         high = max(low, round(max(self.size, estimated_px) * ink.SCALES[-1]))
         score, size = ink.face_fit([crop], shown, self.family, range(low, high + 1), thresholds)
         return float(size) if score >= thresholds.ink_min_match else None
-
-
-MIN_OPENING = 3  # characters: a shorter opening ("1") fits a stroke of any size
 
 
 def opening(text: str, limit: int) -> str:
