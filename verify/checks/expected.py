@@ -8,6 +8,7 @@ from itemshot.renderer.items import LETTERS, Item
 from itemshot.renderer.markup import (
     FigureRef,
     Math,
+    Segment,
     Text,
     is_only_figures,
     paragraphs,
@@ -49,7 +50,9 @@ def _flatten(source: str, figure_word: str, *, drop_figure_refs: bool, option: b
     # The renderer sets a stem paragraph by paragraph (a formula never runs over a line
     # break): parsed whole, "3,\n S_i ≧ 0" would be one formula the page never typeset.
     blocks = [parse_inline(source)] if option else paragraphs(source)
-    segments = [s for k, block in enumerate(blocks) for s in [*([Text("\n")] if k else []), *block]]
+    segments: list[Segment] = []
+    for index, block in enumerate(blocks):
+        segments.extend([Text("\n"), *block] if index else block)
     # An option of figures only shows them, not their references (the page draws the
     # figures in the option's place); a stem shows its references whatever else it holds.
     only_figures = option and is_only_figures(segments)

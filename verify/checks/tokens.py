@@ -251,10 +251,14 @@ def formula_numbers(latex: str) -> list[str]:
     `x^2 - 5x + 6 = 0` gives 5, 6, 0; `180^\\circ` gives 180; in
     `\\ce{CH4 + 2O2}` only the coefficient 2 counts.
     """
+    return re.findall(r"\d+", _baseline(latex))
+
+
+def _baseline(latex: str) -> str:
+    """Return what a formula sets on its baseline: scripts, stacks and commands blanked out."""
     text = _CHEM.sub(lambda m: _CHEM_SUBSCRIPT.sub(" ", m.group(1)), latex)
     text = _without_stacked(text)
-    text = _COMMAND.sub(" ", _SCRIPT.sub(" ", text))
-    return re.findall(r"\d+", text)
+    return _COMMAND.sub(" ", _SCRIPT.sub(" ", text))
 
 
 def _without_stacked(latex: str) -> str:
@@ -337,7 +341,7 @@ def contradicted_formula_numbers(
 
     source = after_relations(normalise(text))
     for latex in formulas:
-        source += after_relations(_COMMAND.sub(" ", _SCRIPT.sub(" ", _without_stacked(latex))))
+        source += after_relations(_baseline(latex))
     read = after_relations(_ocr_number_fix(observed))
     changed: list[str] = []
     for key in dict.fromkeys(key for key, _number in source):

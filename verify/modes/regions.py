@@ -266,11 +266,11 @@ def _tokens_in_place(field: Field, result: FieldResult, readings: list[str]) -> 
             continue
         if reason.code in FINDING_CODES:
             said = _said(reason)
-            shown = [
-                _word_shown(reason.code, field, t, said.get(t, reason.detail), texts)
+            left = [
+                t
                 for t in tokens
+                if not _word_shown(reason.code, field, t, said.get(t, reason.detail), texts)
             ]
-            left = [t for t, seen in zip(tokens, shown, strict=True) if not seen]
         else:
             left = [t for t in tokens if not shown_in_place(field.text, t, texts)]
         if left:

@@ -25,7 +25,7 @@ import numpy as np
 from rapidfuzz import fuzz
 
 from itemshot.renderer.items import LETTERS, Item
-from itemshot.renderer.page import WORDS as PAGE_WORDS
+from itemshot.renderer.page import words_for
 from itemshot.renderer.records import Region, box_to_quad
 from itemshot.verify.checks import expected as source
 from itemshot.verify.checks.figure_search import FigureSearch
@@ -550,11 +550,8 @@ def locate_fields(
     """
     first = min((a.index for a in labels.assigned.values()), default=len(found))
     stem_words = set(split_words(source.stem(item).text))
-    lines: dict[tuple[int, int, int], list[Word]] = {}
     above = _without_placeholders(found[:first], item.language, thresholds)
-    for word in _without_captions(above):
-        lines.setdefault(word.line, []).append(word)
-    rows = list(lines.values())
+    rows = list(_by_line(_without_captions(above)).values())
     shared = [k for k, row in enumerate(rows) if _share(row, stem_words) >= STEM_LINE_SHARE]
     located: list[Region] = []
     stem: list[Word] = []
@@ -1011,9 +1008,7 @@ def _with_stem_scripts(
 
 def _line_crops(image: np.ndarray, found: list[Word], scale: float) -> list[np.ndarray]:
     """Return the lines the words stand on, as normalised grey crops of the page."""
-    lines: dict[tuple[int, int, int], list[Word]] = {}
-    for word in found:
-        lines.setdefault(word.line, []).append(word)
+    lines = _by_line(found)
     grey = gray(image)
     crops = []
     for line in lines.values():
@@ -1227,9 +1222,7 @@ def _without_captions(found: list[Word]) -> list[Word]:
     before its "Figure 1" would pass. A wrapped stem line that holds only
     "Figure 1." follows its previous line at line spacing and stays.
     """
-    lines: dict[tuple[int, int, int], list[Word]] = {}
-    for word in found:
-        lines.setdefault(word.line, []).append(word)
+    lines = _by_line(found)
     captions: set[tuple[int, int, int]] = set()
     previous_bottom: int | None = None
     for key, line in lines.items():
@@ -1243,6 +1236,14 @@ def _without_captions(found: list[Word]) -> list[Word]:
     return [w for w in found if w.line not in captions]
 
 
+def _by_line(found: list[Word]) -> dict[tuple[int, int, int], list[Word]]:
+    """Return the words grouped by the OCR line they stand on, in reading order."""
+    lines: dict[tuple[int, int, int], list[Word]] = {}
+    for word in found:
+        lines.setdefault(word.line, []).append(word)
+    return lines
+
+
 def _without_placeholders(found: list[Word], language: str, thresholds: Thresholds) -> list[Word]:
     """Return the words without the lines that read as a missing figure's placeholder.
 
@@ -1250,11 +1251,9 @@ def _without_placeholders(found: list[Word], language: str, thresholds: Threshol
     not available)"): its words are the figure's, and left in a stem that
     runs on after the figure they read as words the source has not ("not").
     """
-    template = PAGE_WORDS.get(language, PAGE_WORDS["en"])["missing"]
+    template = words_for(language)["missing"]
     rest = compact(template.partition("{n}")[2]).casefold()
-    lines: dict[tuple[int, int, int], list[Word]] = {}
-    for word in found:
-        lines.setdefault(word.line, []).append(word)
+    lines = _by_line(found)
     placeholders = {
         key
         for key, line in lines.items()

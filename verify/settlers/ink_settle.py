@@ -244,9 +244,9 @@ def _broken_at_hyphen(text: str, token: str, shown: Callable[..., bool]) -> bool
     head, hyphen, tail = token.rpartition("-")
     if not head or not tail or any(c.isdigit() for c in tail):
         return False
-    piece = head + hyphen
-    broken = normalise(text).replace(token, f"{piece} {tail}")
-    return broken != normalise(text) and shown(piece, ink.digit_rivals(piece), text=broken)
+    piece, whole = head + hyphen, normalise(text)
+    broken = whole.replace(token, f"{piece} {tail}")
+    return broken != whole and shown(piece, ink.digit_rivals(piece), text=broken)
 
 
 def _apart(span: str, shown: Callable[..., bool]) -> bool:
