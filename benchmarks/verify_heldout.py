@@ -68,17 +68,14 @@ from PIL import Image  # noqa: E402
 from verify_agreement import readable  # noqa: E402
 from verify_split import (  # noqa: E402
     MIX,
+    RERENDERS,
     SEED,
     final_ids,
     fresh_ids,
     held_out_ids,
     job_seed,
     last_ids,
-    recast_ids,
-    redrawn_ids,
-    rerendered_ids,
     reseeded_ids,
-    restaged_ids,
     tuning_ids,
     tuning_wide_ids,
 )
@@ -133,10 +130,7 @@ SETS: dict[str, Callable[[], list[str]]] = {
     "final": final_ids,
     "reseeded": reseeded_ids,
     "tuning-wide": tuning_wide_ids,
-    "rerendered": rerendered_ids,
-    "redrawn": redrawn_ids,
-    "recast": recast_ids,
-    "restaged": restaged_ids,
+    **{name: reseeded_ids for name in RERENDERS},  # the same ids, each set its own job seed
 }
 
 
