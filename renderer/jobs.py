@@ -12,7 +12,7 @@ from itemshot.renderer.presentation import Presentation, PresentationError, Pres
 from itemshot.renderer.seeds import canonical_json, derive_seed, stable_hash
 
 # Bump when a change to templates or backend changes the pixels of existing jobs.
-RENDERER_VERSION = "5"  # 2: seamless (periodic) scene texture tiles
+RENDERER_VERSION = "6"  # 2: seamless (periodic) scene texture tiles
 # 3: `$…$` with spaces inside, undelimited formulas and `\$` typeset or shown as
 # dollars; characters a face draws as another character set in another face
 # 4: each face set at the size that gives it the reference face's x-height, at the
@@ -20,6 +20,7 @@ RENDERER_VERSION = "5"  # 2: seamless (periodic) scene texture tiles
 # in every font style; scene furniture in the reference face; decorations, capture
 # sampling and `random` presentation fields seeded from the item (`Job.held_seed`)
 # 5: each text region records the size its face was set at (`Region.set_px`)
+# 6: a figure tag glued to the source's words ("<image 1>The") is set as a word of its own
 
 
 FIGURE_MODES = ("show", "placeholder", "omit")

@@ -322,14 +322,34 @@ def _unescape(text: str) -> str:
 
 
 def _split_figure_refs(text: str) -> list[Segment]:
+    # A tag's words ("Figure 1") are a word of their own. Sources glue the tag to theirs
+    # ("above:<image 1>The", "<image 1><image 2>A"): set as written, the page would read
+    # "above:Figure 1The", which no reader (nor OCR) takes for two words.
     segments: list[Segment] = []
     position = 0
     for match in IMAGE_TAG.finditer(text):
-        segments.append(Text(text[position : match.start()]))
+        before = text[position : match.start()]
+        if _glued(before[-1:], opening=True):
+            before += " "
+        segments.append(Text(before))
         segments.append(FigureRef(int(match.group(1))))
         position = match.end()
+        if _glued(text[position : position + 1], opening=False) or IMAGE_TAG.match(text, position):
+            segments.append(Text(" "))
     segments.append(Text(text[position:]))
     return segments
+
+
+def _glued(char: str, *, opening: bool) -> bool:
+    """Return whether a figure tag's words beside `char` need a space between them.
+
+    Before the tag: after a word or its punctuation, not after a space or an opening
+    bracket. After it: before a Latin letter or digit, not before punctuation.
+    Japanese sets no spaces between words: beside kana or kanji nothing is added.
+    """
+    if not char or char.isspace() or not char.isascii():
+        return False
+    return char not in "([{\"'" if opening else char.isalnum()
 
 
 def paragraphs(text: str) -> list[list[Segment]]:

@@ -174,7 +174,7 @@ def test_a_stem_of_figures_only_reads_as_the_references_the_page_shows() -> None
     # The page draws a stem's references as text whatever else it holds (an option of
     # figures only draws the figures instead): MMMU-Pro's "<image 1><image 2>" stems.
     item = Item("q", "<image 1><image 2>", ("box 1", "<image 3>"), 0)
-    assert stem(item).text == "Figure 1Figure 2"
+    assert stem(item).text == "Figure 1 Figure 2"
     assert stem(item, drop_figure_refs=True).text == ""
     assert [o.text for o in options(item)] == ["box 1", ""]
 

@@ -69,7 +69,10 @@ def _flatten(source: str, figure_word: str, *, drop_figure_refs: bool, option: b
             figures.append(segment.number)
             if not (only_figures or drop_figure_refs):
                 parts.append(figure_word.format(n=segment.number))
-    return Field(name="", text="".join(parts), math=tuple(math), figures=tuple(figures))
+    text = "".join(parts)
+    # The spaces the parser sets beside a figure tag are all a stem of dropped tags holds.
+    text = text if text.strip() else ""
+    return Field(name="", text=text, math=tuple(math), figures=tuple(figures))
 
 
 def vocabulary(item: Item) -> frozenset[str]:
