@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -100,13 +101,13 @@ SWAPPED = replace(ITEM, options=(ITEM.options[3], *ITEM.options[1:3], ITEM.optio
 FACES = ("regular", "handwritten")
 
 
-@pytest.fixture(scope="module")
-def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Verdict, Verdict]]:
-    """Render the item in each face; verify each image against it and against its swap."""
-    out = tmp_path_factory.mktemp("relations")
+def _verify_in_each_face(
+    out: Path, item: Item, swapped: Item
+) -> dict[str, tuple[Verdict, Verdict]]:
+    """Render `item` in each face; verify each image against it and against `swapped`."""
     requests = [
         JobRequest(
-            replace(ITEM, id=f"relations-{face}"), PresentationSpec(scene="plain", font_style=face)
+            replace(item, id=f"{item.id}-{face}"), PresentationSpec(scene="plain", font_style=face)
         )
         for face in FACES
     ]
@@ -114,14 +115,20 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Verdic
     assert summary.failed == 0
     found: dict[str, tuple[Verdict, Verdict]] = {}
     for row in read_jsonl(out / "manifest.jsonl"):
-        face = row["item_id"].removeprefix("relations-")
+        face = row["item_id"].removeprefix(f"{item.id}-")
         image = load_rgb(out / row["image"])
         sidecar = json.loads((out / row["image"]).with_suffix(".json").read_text(encoding="utf-8"))
         layout, render = Layout.from_dict(sidecar["layout"]), sidecar["render"]
-        for name, source in (("clean", ITEM), ("swapped", SWAPPED)):
+        for name, source in (("clean", item), ("swapped", swapped)):
             region = verify_image(image, source, layout, render=render)
             found[f"{name}-{face}"] = (region, audit_image(image, source))
     return found
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Verdict, Verdict]]:
+    """The relations item in each face, verified against itself and against its swap."""
+    return _verify_in_each_face(tmp_path_factory.mktemp("relations"), ITEM, SWAPPED)
 
 
 def _relation_tokens(verdict: Verdict) -> set[str]:
@@ -169,6 +176,15 @@ def test_a_code_shows_its_upright_strokes_whichever_an_engine_reads() -> None:
     assert missing_numbers("1-IV, 2-II", "1-lV, 3-1l") == ["2", "2-II"]
 
 
+def test_a_numbers_sign_is_part_of_it() -> None:
+    # Two options a sign apart exchanged: each place shows the other's numbers.
+    assert missing_numbers("e = -1 (turnover of -9)", "e = 1 (turnover of 9)") == ["-1", "-9"]
+    assert missing_numbers("e = 1 (turnover of 9)", "e = -1 (turnover of -9)") == ["1", "9"]
+    assert missing_numbers("e = -1 (turnover of -9)", "e = -1 (turnover of -9)") == []
+    # A minus between two operands is no sign: "x - 2" has the number 2.
+    assert missing_numbers("from x - 2 to y-3", "from x - 2 to y-3") == []
+
+
 def test_a_negative_number_leads_its_token() -> None:
     assert [leading_number(t) for t in ("-50", "-5kg", "300kJ/kg", "x")] == ["-50", "-5", "300", ""]
 
@@ -208,4 +224,44 @@ def test_options_that_are_one_letter_swapped_fail_in_both_modes(tmp_path) -> Non
     for verdict in (verify_image(image, swapped, layout), audit_image(image, swapped)):
         assert {r.region for r in verdict.reasons} == {"option:A", "option:B"}, verdict.reasons
     for verdict in (verify_image(image, LETTERED, layout), audit_image(image, LETTERED)):
+        assert verdict.passed, (verdict.mode, verdict.reasons)
+
+
+# --- options a sign apart -----------------------------------------------------------------------
+
+SIGNED = Item(
+    id="signed",
+    question="Determine the price elasticity of demand in the special case shown.",
+    options=(
+        "e = 3 (constant turnover of 27)",
+        "e = -1 (constant turnover of -9)",
+        "e = 0.5 (constant turnover of 4.5)",
+        "e = 1 (constant turnover of 9)",
+    ),
+    answer=3,
+)
+SIGN_SWAPPED = replace(
+    SIGNED, options=(SIGNED.options[0], SIGNED.options[3], SIGNED.options[2], SIGNED.options[1])
+)
+
+
+@pytest.fixture(scope="module")
+def signed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Verdict, Verdict]]:
+    """The item with options a sign apart in each face, verified against itself and its swap."""
+    return _verify_in_each_face(tmp_path_factory.mktemp("signed"), SIGNED, SIGN_SWAPPED)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("face", FACES)
+def test_options_a_sign_apart_swapped_fail_in_both_modes(signed: dict, face: str) -> None:
+    """Options that differ only by their numbers' signs, exchanged, fail where they stand."""
+    for verdict in signed[f"swapped-{face}"]:
+        failing = {r.region for r in verdict.reasons if r.code != ReasonCode.GLYPH_AMBIGUITY}
+        assert failing and failing <= {"option:B", "option:D"}, (verdict.mode, verdict.reasons)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("face", FACES)
+def test_the_clean_render_shows_every_sign(signed: dict, face: str) -> None:
+    for verdict in signed[f"clean-{face}"]:
         assert verdict.passed, (verdict.mode, verdict.reasons)

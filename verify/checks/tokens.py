@@ -61,10 +61,6 @@ def leading_number(token: str) -> str:
     return match.group(0) if match else ""
 
 
-def _digits_only(number: str) -> str:
-    return number.lstrip("-")
-
-
 def codes(text: str) -> list[str]:
     """Return words that mix letters and digits (E1, P2.79, G2, 2E3), punctuation stripped."""
     found = []
@@ -140,12 +136,13 @@ def shown_in_place(expected: str, token: str, readings: Sequence[str]) -> bool:
 
 
 def _missing_plain_numbers(expected: str, observed: str) -> list[str]:
-    have = Counter(_digits_only(n) for n in numbers(_ocr_number_fix(observed)))
+    # Signed: "e = -1" shown as "e = 1" is another answer (two options a sign apart swapped).
+    # A minus an engine drops is the ink's to settle, weighed against the unsigned drawing.
+    have = Counter(numbers(_ocr_number_fix(observed)))
     missing: list[str] = []
     for number in numbers(expected):
-        key = _digits_only(number)
-        if have[key] > 0:
-            have[key] -= 1
+        if have[number] > 0:
+            have[number] -= 1
         else:
             missing.append(number)
     return missing

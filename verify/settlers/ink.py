@@ -672,11 +672,18 @@ def _value(text: str) -> str:
 
 
 def digit_rivals(token: str) -> list[str]:
-    """Return the token with each digit replaced by each other digit (a changed number)."""
+    """Return the token with each digit replaced by each other digit, and its sign changed.
+
+    Both are a changed number; a token that is no number ("P2.79") has no sign to change.
+    """
     rivals = []
     for index, char in enumerate(token):
         if char.isdigit():
             rivals.extend(token[:index] + d + token[index + 1 :] for d in DIGITS if d != char)
+    if token.startswith("-") and token[1:2].isdigit():
+        rivals.append(token[1:])
+    elif token[:1].isdigit():
+        rivals.append("-" + token)
     return rivals
 
 
