@@ -67,8 +67,8 @@ def test_a_wrapped_line_read_after_the_next_column_joins_its_own_option() -> Non
     found = _grid()
     labels = option_labels(found, LETTERS)
     a, b = labels.assigned["A"], labels.assigned["B"]
-    assert option_readings(found, a.index, labels.stops, labels.right(a))[-1] == "the old Oslo"
-    assert option_readings(found, b.index, labels.stops, labels.right(b)) == ["Lima"]
+    assert option_readings(found, a, labels)[-1] == "the old Oslo"
+    assert option_readings(found, b, labels) == ["Lima"]
 
 
 def test_a_label_that_lost_a_bracket_is_bound_by_its_place_only() -> None:
@@ -156,7 +156,8 @@ def test_options_moved_with_their_labels_are_out_of_reading_order() -> None:
 def test_reading_in_place_settles_how_text_reads_but_not_a_formula_or_the_page() -> None:
     assert settled_by_reading(Reason("number_missing", "option:A", "25.69", ("25.69",)))
     assert settled_by_reading(Reason("text_mismatch", "question", "accuracy 0.71"))
-    # A formula's numbers are checked against the layout record in region mode: none here.
+    # A formula's numbers are checked against the layout record in region mode: none here,
+    # and a reading in place that leaves a script unread would vouch for a changed one.
     assert not settled_by_reading(Reason("number_missing", "option:A", FORMULA_PREFIX + "1"))
     # An option whose label no reading shows is looked for by its text and read in place.
     assert settled_by_reading(Reason("option_missing", "option:B", "label not found"))
@@ -218,7 +219,7 @@ def test_a_row_below_that_opens_with_the_next_options_label_is_not_a_wrapped_lin
     ]
     labels = option_labels(found, ["A", "B", "C"])
     a = labels.assigned["A"]
-    assert option_readings(found, a.index, labels.stops, labels.right(a)) == ["10.6 rad"]
+    assert option_readings(found, a, labels) == ["10.6 rad"]
 
 
 def test_a_located_option_carries_its_label_as_the_page_draws_labels() -> None:
@@ -275,3 +276,56 @@ def test_a_missing_figures_placeholder_is_no_word_of_the_stem() -> None:
     # A stem line that says so in other words stays.
     said = [*_row(0, 0, [(0, "the"), (40, "image"), (100, "is"), (130, "not"), (170, "shown")])]
     assert _without_placeholders(said, "en", DEFAULT_THRESHOLDS) == said
+
+
+def test_options_enumerating_their_parts_are_read_whole_not_cut_at_each_part() -> None:
+    # "(1)$37,000" after "(A)" reads as a label of I (a handwritten "(I)" is read "(1)"), and
+    # the wrapped "(2)79,000" has a label's shape: written so by the item, both are its text.
+    item = Item(
+        "enumerated",
+        "Find (1) the cash used and (2) the net increase.",
+        ("(1)$37,000 ; (2)79,000", "(1)$38,000 ; (2)81,000", "(1)$36,500 ; (2)78,000"),
+        answer=0,
+    )
+    found = [
+        *_row(0, 0, [(0, "Find"), (50, "(1)"), (90, "the"), (130, "cash")]),
+        *_row(
+            40, 1, [(0, "(A)"), (40, "(1)$37,000"), (150, ";"), (400, "(B)"), (440, "(1)$38,000")]
+        ),
+        *_row(70, 2, [(0, "(2)79,000"), (400, "(2)81,000")]),
+        *_row(110, 3, [(0, "(C)"), (40, "(1)$36,500"), (150, ";")]),
+        *_row(140, 4, [(0, "(2)78,000")]),
+    ]
+    written = frozenset(w for text in (item.question, *item.options) for w in text.split())
+    labels = option_labels(found, ["A", "B", "C"], written)
+    readings = {
+        letter: option_readings(found, anchor, labels)[-1]
+        for letter, anchor in labels.assigned.items()
+    }
+    assert readings == {
+        "A": "(1)$37,000 ; (2)79,000",
+        "B": "(1)$38,000 (2)81,000",
+        "C": "(1)$36,500 ; (2)78,000",
+    }
+    # Unaware of the item's words, the reading takes the wrapped part for the next label.
+    blind = option_labels(found, ["A", "B", "C"])
+    assert option_readings(found, blind.assigned["A"], blind) == ["(1)$37,000 ;"]
+
+
+def test_options_naming_drawings_in_brackets_are_text_mid_line_and_labels_at_its_start() -> None:
+    # "(c)" reads as a label of C; after "(A) (a), (b) and" it stands mid-line, where no label
+    # of the grid does, and is the item's word: text. Opening a line it is still a label.
+    item = Item("drawings", "Which drawing(s)?", ("(a), (b) and (c)", "(f)", "(b)"), answer=0)
+    found = [
+        *_row(0, 0, [(0, "Which"), (60, "drawing(s)?")]),
+        *_row(40, 1, [(0, "(A)"), (40, "(a),"), (90, "(b)"), (130, "and"), (170, "(c)")]),
+        *_row(40, 1, [(400, "(B)"), (440, "(f)")]),
+        *_row(80, 2, [(0, "(c)"), (40, "(b)")]),  # the label (C) read lowercase
+    ]
+    written = frozenset(w for text in (item.question, *item.options) for w in text.split())
+    labels = option_labels(found, ["A", "B", "C"], written)
+    readings = {
+        letter: option_readings(found, anchor, labels)[-1]
+        for letter, anchor in labels.assigned.items()
+    }
+    assert readings == {"A": "(a), (b) and (c)", "B": "(f)", "C": "(b)"}

@@ -115,11 +115,11 @@ def _opens(found: list[Word], index: int) -> bool:
     return word.left - (previous.left + previous.width) > 2 * word.height
 
 
-def _anchors(found: list[Word]) -> list[Anchor]:
+def _anchors(found: list[Word], source_words: frozenset[str]) -> list[Anchor]:
     anchors: list[Anchor] = []
     for index, word in enumerate(found):
         label = word_label(word.text)
-        if label is None:
+        if label is None or _source_word(found, index, source_words):
             continue
         opens = _opens(found, index)
         if opens or word.text.startswith("("):
@@ -130,7 +130,9 @@ def _anchors(found: list[Word]) -> list[Anchor]:
     return anchors
 
 
-def _label_shapes(found: list[Word], anchors: list[Anchor]) -> list[Anchor]:
+def _label_shapes(
+    found: list[Word], anchors: list[Anchor], source_words: frozenset[str]
+) -> list[Anchor]:
     """Return the words shaped like a label but read as no letter, where a label would stand.
 
     A label that lost a bracket ("(D" for a serif "(I)", "0)" for "(J)") counts
@@ -143,7 +145,25 @@ def _label_shapes(found: list[Word], anchors: list[Anchor]) -> list[Anchor]:
         if index not in known
         and (label_shape(word.text) is not None or half_label_shape(word.text))
         and _opens(found, index)
+        and not _source_word(found, index, source_words)
     ]
+
+
+def _source_word(found: list[Word], index: int, source_words: frozenset[str]) -> bool:
+    """Return whether a word shaped like a label is the item's own text, not a label.
+
+    Options may enumerate their parts ("(1)$37,000 ; (2)79,000") or name
+    drawings ("(a), (b) and (c)"). A word read exactly as the item writes it
+    is that text when text is stuck to it ("(1)$37,000", which would stand
+    for a handwritten "(I)" and cut option A short at its first word) or when
+    it stands mid-line, where no label of a grid stands ("(c)" after "(A)
+    (a), (b) and"). A bare "(1)" opening a line is still a label shape: the
+    item's text gives no word that tells it from one.
+    """
+    text = found[index].text.strip()
+    if text not in source_words:
+        return False
+    return bool(_label_rest(text)) or not _opens(found, index)
 
 
 def assign_anchors(anchors: list[Anchor], letters: list[str]) -> dict[str, Anchor]:
@@ -253,6 +273,9 @@ class OptionLabels:
     assigned: dict[str, Anchor]
     stops: set[int]
     anchors: list[Anchor]  # every label read as a letter (also those of no option)
+    # Words shaped like a label that are the item's own text ("(2)79,000" wrapped onto a
+    # line of its own): they neither end an option nor open the next one.
+    written: frozenset[int] = frozenset()
 
     def right(self, anchor: Anchor) -> float:
         """Return where the option column of `anchor` ends: at the next column's labels."""
@@ -266,9 +289,14 @@ class OptionLabels:
 PageReading = tuple[list[Word], OptionLabels, float]
 
 
-def option_labels(found: list[Word], letters: list[str]) -> OptionLabels:
-    """Return the option labels of a reading: read as letters, then bound by their place."""
-    anchors = _anchors(found)
+def option_labels(
+    found: list[Word], letters: list[str], source_words: frozenset[str] = frozenset()
+) -> OptionLabels:
+    """Return the option labels of a reading: read as letters, then bound by their place.
+
+    `source_words` are the item's words as written: one of them is text, never a label.
+    """
+    anchors = _anchors(found, source_words)
     assigned = assign_anchors(anchors, letters)
     used = {a.index for a in assigned.values()}
     # Spare labels: read as no option letter at all, or opening a line as a letter another
@@ -282,10 +310,12 @@ def option_labels(found: list[Word], letters: list[str]) -> OptionLabels:
         if a.index not in used
         and (a.letter not in (*letters, after) or (a.letter in assigned and a.opens))
     ]
-    assigned = bind_by_position(assigned, spare + _label_shapes(found, anchors), letters)
+    shapes = _label_shapes(found, anchors, source_words)
+    assigned = bind_by_position(assigned, spare + shapes, letters)
     stops = {a.index for a in anchors if a.letter in letters}
     stops |= {a.index for a in assigned.values()}
-    return OptionLabels(assigned, stops, anchors)
+    written = frozenset(k for k in range(len(found)) if _source_word(found, k, source_words))
+    return OptionLabels(assigned, stops, anchors, written)
 
 
 def _label_rest(text: str) -> str:
@@ -318,9 +348,7 @@ def _line_run(
     return end
 
 
-def option_lines(
-    found: list[Word], start: int, stops: set[int], right: float = math.inf
-) -> list[list[int]]:
+def option_lines(found: list[Word], anchor: Anchor, labels: OptionLabels) -> list[list[int]]:
     """Return the word indices of an option's lines: its first line, then each wrapped line.
 
     The first line is what follows the label on its OCR line. A wrapped line
@@ -329,8 +357,10 @@ def option_lines(
     previous line, within the option's column (from under its label to the
     next column's labels), up to a column gap; it ends the option when it
     holds a label or opens with a word shaped like one, or when the text
-    runs on to its left (a paragraph, not a wrapped option).
+    runs on to its left (a paragraph, not a wrapped option). A word of the
+    item's own text (`labels.written`) is no label however it is shaped.
     """
+    start, stops, right = anchor.index, labels.stops, labels.right(anchor)
     first, _end = _segment(found, start, stops, right)
     lines = [first]
     label = found[start]
@@ -338,7 +368,9 @@ def option_lines(
     middle = _middle(label)
     for _ in range(CONTINUATION_LINES):
         line = _wrapped_line(found, middle, label.height, label.left - label.height, right, taken)
-        if not line or any(i in stops for i in line) or _opens_with_label(found[line[0]].text):
+        if not line or any(i in stops for i in line):
+            break
+        if line[0] not in labels.written and _opens_with_label(found[line[0]].text):
             break
         lines.append(line)
         taken.update(line)
@@ -386,14 +418,12 @@ def _wrapped_line(
     return row
 
 
-def option_readings(
-    found: list[Word], start: int, stops: set[int], right: float = math.inf
-) -> list[str]:
+def option_readings(found: list[Word], anchor: Anchor, labels: OptionLabels) -> list[str]:
     """Return the option's text read after its label: its first line, then with each wrapped line."""
-    rest = _label_rest(found[start].text)
+    rest = _label_rest(found[anchor.index].text)
     parts = [rest] if rest else []
     readings = []
-    for line in option_lines(found, start, stops, right):
+    for line in option_lines(found, anchor, labels):
         parts.extend(found[i].text for i in line)
         readings.append(" ".join(parts))
     return readings
@@ -502,12 +532,13 @@ def audit_image(
     the page.
     """
     lang = language_for(item.language, [item.question, *item.options])
+    written = frozenset(w for text in (item.question, *item.options) for w in text.split())
     readings: list[Verdict] = []
     pages: list[PageReading] = []  # what each reading found
     for rules, psm in READINGS:
         found, scale = _page_words(image, lang, rules=rules, psm=psm)
         # One reading's labels serve its text verdict and its formula re-reading alike.
-        labels = option_labels(found, [f.letter for f in source.options(item)])
+        labels = option_labels(found, [f.letter for f in source.options(item)], written)
         reading = _audit_words(found, labels, item, lang, thresholds, image_name)
         readings.append(_with_stem_scripts(reading, image, found, labels, scale, item))
         pages.append((found, labels, scale))
@@ -563,7 +594,7 @@ def locate_fields(
         located.append(_region("question", "question", stem, scale, shape))
     form = _label_form(found, labels)
     for letter, anchor in labels.assigned.items():
-        option = option_lines(found, anchor.index, labels.stops, labels.right(anchor))
+        option = option_lines(found, anchor, labels)
         label_word = found[anchor.index]
         there = [label_word, *(found[i] for line in option for i in line)]
         right = -math.inf
@@ -976,7 +1007,7 @@ def _with_stem_scripts(
     first = min((a.index for a in labels.assigned.values()), default=len(found))
     spans = {"question": list(range(first))}
     for letter, anchor in labels.assigned.items():
-        lines = option_lines(found, anchor.index, labels.stops, labels.right(anchor))
+        lines = option_lines(found, anchor, labels)
         spans[f"option:{letter}"] = [anchor.index, *(i for line in lines for i in line)]
     fields = [source.stem(item, drop_figure_refs=True), *source.options(item)]
     added: list[Reason] = []
@@ -1134,7 +1165,7 @@ def _audit_words(
                 reasons.append(Reason("option_missing", field.name, "label not found"))
             scores.append(RegionScore(field.name, "option", None, field.text, found_text))
             continue
-        readings = option_readings(found, anchor.index, labels.stops, labels.right(anchor))
+        readings = option_readings(found, anchor, labels)
         text = max(readings, key=lambda reading: ocr_accuracy(field.text, reading))
         # The region audit's scorer, given the label it was anchored by: one rule for both. A
         # label bound by its place or read as a look-alike is the option's own; one read as
