@@ -21,9 +21,14 @@ from itemshot.pipeline import RunSettings, run_jobs
 from itemshot.renderer.items import Item
 from itemshot.renderer.jobs import JobRequest, plan
 from itemshot.renderer.presentation import PresentationSpec
+from itemshot.verify.checks.expected import Field
+from itemshot.verify.checks.scoring import FORMULA_PREFIX, FieldResult
+from itemshot.verify.checks.tokens import formula_numbers
 from itemshot.verify.modes.regions import located_crops
 from itemshot.verify.modes.whole_image import audit_image
 from itemshot.verify.settlers.formula_ink import digit_rivals, script_parts, weigh_formula
+from itemshot.verify.settlers.ink_settle import settle_by_ink
+from itemshot.verify.verdicts import Reason, RegionScore
 from tests import defects
 
 pytestmark = pytest.mark.slow
@@ -110,6 +115,26 @@ def test_the_whole_image_audit_fails_a_subscript_no_engine_reads(regular: defect
     reasons = audit_image(regular.image, changed).reasons
     assert [(r.code, r.region) for r in reasons] == [("formula_changed", "option:B")], reasons
     assert reasons[0].detail == "'V_{8}' drawn as 'V_{3}' (ink)"
+
+
+@pytest.mark.parametrize("formula", ["$A = 2.5\\ ft^{2}$", "$V_{3} = 4\\ V$"])
+def test_a_formula_number_no_engine_read_is_settled_only_where_the_ink_shows_it(
+    regular: defects.Case, formula: str
+) -> None:
+    # Say every engine missed the formula's baseline numbers (whole-image mode reads a page
+    # with no record of what was typeset): its drawing, not a reading, must show them. The
+    # same ink asked for the formula with a number changed shows the page's, not that one.
+    letter = "AB"[ITEM.options.index(formula)]
+    region = next(r for r in regular.layout.regions if r.name == f"option:{letter}")
+    (crop,) = located_crops(regular.image, [region])
+    for latex, expect in ((formula, True), (formula.replace("5", "9").replace("4", "7"), False)):
+        field = Field(region.name, "\n", (latex.strip("$"),), (), letter)
+        numbers = tuple(n for m in field.math for n in formula_numbers(m))
+        reason = Reason("number_missing", region.name, FORMULA_PREFIX + ", ".join(numbers), numbers)
+        result = FieldResult(0.9, (reason,), RegionScore(region.name, "option", 0.9, "", "", {}))
+        settled = settle_by_ink(field, [crop], region.drawn_px, "", "", result)
+        assert (settled.reasons == ()) is expect, (latex, settled.reasons)
+        assert settled.region.measures["formula_ink"], settled.region.measures
 
 
 def test_a_place_showing_a_sibling_script_is_no_evidence() -> None:

@@ -251,11 +251,26 @@ def formula_numbers(latex: str) -> list[str]:
     return re.findall(r"\d+", _baseline(latex))
 
 
+def baseline_digits(latex: str) -> frozenset[int]:
+    """Return the indexes in `latex` of the digits its formula sets on the baseline."""
+    if _CHEM.search(latex):
+        return frozenset()  # `\ce{}` is set from its own notation, not character for character
+    return frozenset(k for k, c in enumerate(_baseline(latex)) if c.isdigit())
+
+
 def _baseline(latex: str) -> str:
-    """Return what a formula sets on its baseline: scripts, stacks and commands blanked out."""
+    """Return what a formula sets on its baseline: scripts, stacks and commands blanked out.
+
+    Blanked character for character: outside `\\ce{}`, an index of the result is
+    one of `latex`.
+    """
     text = _CHEM.sub(lambda m: _CHEM_SUBSCRIPT.sub(" ", m.group(1)), latex)
     text = _without_stacked(text)
-    return _COMMAND.sub(" ", _SCRIPT.sub(" ", text))
+    return _COMMAND.sub(_blank, _SCRIPT.sub(_blank, text))
+
+
+def _blank(match: re.Match[str]) -> str:
+    return " " * len(match.group(0))
 
 
 def _without_stacked(latex: str) -> str:
@@ -264,7 +279,7 @@ def _without_stacked(latex: str) -> str:
         end = match.end()
         for _ in range(2):
             end = _group_end(latex, end)
-        latex = latex[: match.start()] + " " + latex[end:]
+        latex = latex[: match.start()] + " " * (end - match.start()) + latex[end:]
     return latex
 
 

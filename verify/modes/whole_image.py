@@ -55,6 +55,7 @@ from itemshot.verify.reading.ocr import Word, join_words, language_for, words
 from itemshot.verify.reading.text import compact, normalise, ocr_accuracy
 from itemshot.verify.settlers.drawn_face import DrawnFace, Probe, identify_face, longest_probes
 from itemshot.verify.settlers.formula_ink import script_parts, sibling_scripts, weigh_formula
+from itemshot.verify.settlers.ink_settle import settle_by_ink
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from itemshot.verify.verdicts import Reason, ReasonCode, RegionScore, Verdict, verdict
 
@@ -547,6 +548,8 @@ def audit_image(
     best = readings[-1] if not readings[-1].reasons else _field_by_field(readings)
     order = sorted(range(len(readings)), key=lambda k: _fit(readings[k]), reverse=True)
     if best.reasons:
+        best = _formula_numbers_by_ink(best, image, item, [pages[k] for k in order], thresholds)
+    if best.reasons:
         best = _settled_in_place(best, image, item, [pages[k] for k in order], thresholds)
     best = _formulas_by_ink(best, image, item, [pages[k] for k in order], thresholds)
     if check_figures:
@@ -886,14 +889,8 @@ def _formulas_by_ink(
         f.name: tuple(dict.fromkeys(s for latex in f.math for s in sibling_scripts(latex)))
         for f in passing
     }
-    fields = [name for name, found in parts.items() if found]
-    places: dict[str, Region] = {}
-    for found, labels, scale in pages:  # the reading explaining the item best first
-        if all(name in places for name in fields):
-            break
-        for region in locate_fields(found, labels, scale, item, image.shape[:2], thresholds):
-            places.setdefault(region.name, region)
-    fields = [name for name in fields if name in places]
+    places = _places_of([name for name, found in parts.items() if found], image, item, pages)
+    fields = list(places)
     if not fields:
         return best
     # A script or a limit reaches above or below its line, and OCR may read a formula's
@@ -917,6 +914,78 @@ def _formulas_by_ink(
     ]
     return verdict(
         best.image, best.item_id, best.mode, best.lang, [*best.reasons, *reasons], regions
+    )
+
+
+def _places_of(
+    names: list[str],
+    image: np.ndarray,
+    item: Item,
+    pages: list[PageReading],
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+) -> dict[str, Region]:
+    """Return where the reading explaining the item best (first in `pages`) places each field."""
+    places: dict[str, Region] = {}
+    for found, labels, scale in pages:
+        if all(name in places for name in names):
+            break
+        for region in locate_fields(found, labels, scale, item, image.shape[:2], thresholds):
+            if region.name in names:
+                places.setdefault(region.name, region)
+    return places
+
+
+def _formula_numbers_by_ink(
+    best: Verdict,
+    image: np.ndarray,
+    item: Item,
+    pages: list[PageReading],
+    thresholds: Thresholds,
+) -> Verdict:
+    """Return the verdict with the formula numbers no reading shows passed where the ink shows them.
+
+    Each failing formula-number check (`in a formula: …`) is asked of its
+    formula's drawing where the best reading places the field, widened for
+    scripts (`settle_by_ink`, face-free: a formula is drawn in math's own
+    face). What the ink leaves failing stands; what was weighed is recorded
+    under the field's `formula_ink` measures.
+    """
+    failing = {
+        r.region: r
+        for r in best.reasons
+        if r.code == ReasonCode.NUMBER_MISSING and r.detail.startswith(FORMULA_PREFIX)
+    }
+    places = _places_of(list(failing), image, item, pages, thresholds)
+    if not places:
+        return best
+    fields = {f.name: f for f in (source.stem(item, drop_figure_refs=True), *source.options(item))}
+    wide = [_widened(places[name], FORMULA_ROOM, image.shape) for name in places]
+    left: dict[str, Reason | None] = {}
+    notes: dict[str, list[str]] = {}
+    for name, crop in zip(places, located_crops(image, wide), strict=True):
+        region = RegionScore(name, "", None, "", "", {})
+        result = FieldResult(0.0, (failing[name],), region)
+        settled = settle_by_ink(
+            fields[name], [crop], places[name].font_px, "", "", result, (), thresholds
+        )
+        left[name] = settled.reasons[0] if settled.reasons else None
+        notes[name] = list(settled.region.measures.get("formula_ink", []))
+    reasons = [
+        left[r.region] if r.region in left and r is failing[r.region] else r for r in best.reasons
+    ]
+    regions = [
+        replace(r, measures={**r.measures, "formula_ink": notes[r.name]})
+        if notes.get(r.name)
+        else r
+        for r in best.regions
+    ]
+    return verdict(
+        best.image,
+        best.item_id,
+        best.mode,
+        best.lang,
+        [r for r in reasons if r is not None],
+        regions,
     )
 
 
@@ -956,7 +1025,10 @@ def settled_by_reading(reason: Reason) -> bool:
     Not a formula's number: region mode checks what a formula says against
     the TeX the layout record says was typeset, and treats a script no
     engine reads as unchecked. In place there is no record, so a formula
-    number the page reading shows otherwise stands.
+    number the page reading shows otherwise stands, and one it does not show
+    is asked of the ink only (`_formula_numbers_by_ink`): a reading in place
+    that leaves a script unread, or whose garbled digits hold the number
+    ("872" for "8π x"), would vouch for a changed formula.
     """
     return reason.code in SETTLED_IN_PLACE and not reason.detail.startswith(FORMULA_PREFIX)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
@@ -74,6 +75,21 @@ class FormulaEvidence:
             and self.rival_score >= t.formula_ink_min_match
             and self.margin <= -t.formula_ink_margin
         )
+
+    def shown(self, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> bool:
+        """Return whether the ink shows the source's digits rather than any rival's.
+
+        The mirror of `contradicted`, judged where the digits are: there the
+        source's drawing matches the ink by `formula_ink_min_match` and leads
+        every rival digit by the margin a rival would need to be what is
+        shown. Not on the whole drawing's match: mathtext spaces a long
+        formula otherwise than KaTeX, so a formula shown as the source has it
+        may match as a whole by little more than half (0.56), while each
+        digit's patch, placed by the glyphs around it, matches by 0.9.
+        """
+        t = thresholds
+        own = self.rival_score + self.margin  # the source's match where the two differ
+        return own >= t.formula_ink_min_match and self.margin >= t.formula_ink_margin
 
     def describe(self) -> str:
         """Return a one-line account for the region's measures."""
@@ -167,11 +183,15 @@ def _top_level_parts(latex: str) -> list[str]:
     return [part.strip() for part in parts]
 
 
-def digit_rivals(latex: str) -> list[str]:
-    """Return the formula with each of its digits replaced by each other digit, in order."""
+def digit_rivals(latex: str, at: Collection[int] | None = None) -> list[str]:
+    """Return the formula with each of its digits replaced by each other digit, in order.
+
+    `at`: only the digits at these indexes (a formula's baseline digits, say).
+    """
     return [
         latex[: m.start()] + other + latex[m.end() :]
         for m in _DIGIT.finditer(latex)
+        if at is None or m.start() in at
         for other in "0123456789"
         if other != m.group()
     ]
@@ -191,6 +211,7 @@ def weigh_formula(
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
     others: tuple[str, ...] = (),
     siblings: tuple[str, ...] = (),
+    digits: Collection[int] | None = None,
 ) -> FormulaEvidence | None:
     """Return how the ink of a normalised grey crop (dark on white) shows `latex` against its rivals.
 
@@ -209,10 +230,11 @@ def weigh_formula(
     closest rival is one of the field's scripts (`siblings`, from
     `sibling_scripts`: `k_{5}` against the `k_{6}` of a numerator or of
     `R^2{(k_{6})}` beside it) may be that script's ink, and is no evidence
-    against the source. None when the formula has no digit, mathtext cannot
-    draw it or no place is left.
+    against the source. `digits`: only the digits at these indexes of `latex`
+    get rivals (all of them by default). None when the formula has no such
+    digit, mathtext cannot draw it or no place is left.
     """
-    rivals = digit_rivals(latex)
+    rivals = digit_rivals(latex, digits)
     if not rivals:
         return None
     count = max(1, others.count(latex))

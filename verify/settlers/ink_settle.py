@@ -21,9 +21,19 @@ from itemshot.renderer.items import LETTERS
 from itemshot.verify.checks.expected import Field
 from itemshot.verify.checks.meaning import WORD_CODES, source_spelling, token_word
 from itemshot.verify.checks.scoring import FORMULA_PREFIX, FieldResult
-from itemshot.verify.checks.tokens import codes, is_short, leading_number, number_units, numbers
+from itemshot.verify.checks.tokens import (
+    baseline_digits,
+    codes,
+    formula_numbers,
+    formula_scripts,
+    is_short,
+    leading_number,
+    number_units,
+    numbers,
+)
 from itemshot.verify.reading.text import normalise
 from itemshot.verify.settlers import ink
+from itemshot.verify.settlers.formula_ink import weigh_formula
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from itemshot.verify.verdicts import Reason, ReasonCode
 
@@ -52,10 +62,14 @@ def settle_by_ink(
     `font_px`, `family` the face that drew most of its glyphs, `label` the
     option's drawn label ("(A)") and `others` the item's other options'
     texts: what a short option's place could show instead (swapped options).
-    The evidence is weighed by `thresholds` (its `ink_*` fields). What was
-    weighed is recorded in the region's measures under `ink`.
+    A formula's number is asked of its formula's drawing instead
+    (`formula_ink`). The evidence is weighed by `thresholds` (its `ink_*` and
+    `formula_ink_*` fields). What was weighed is recorded in the region's
+    measures under `ink` and `formula_ink`.
     """
-    if not result.reasons or not family or not crops:
+    # No face on record leaves the field's words unweighed (`ink.weigh` draws nothing), not
+    # its formulas, which are drawn in math's own face.
+    if not result.reasons or not crops:
         return result
     whole_token = _whole_token(field, thresholds)
     settled = SETTLED_BY_INK + WORD_CODES + (("text_mismatch",) if whole_token else ())
@@ -118,17 +132,45 @@ def settle_by_ink(
             every = every and found is not None and found.shown
         return every and bool(places)
 
+    formula_weighed: list[str] = []
+    formula_shown: dict[tuple[str, bool], bool] = {}  # (formula, baseline only): shown
+
+    def formulas_shown(token: str) -> bool:
+        """Return whether the ink shows every formula of the field that holds `token`."""
+        holding = [latex for latex in dict.fromkeys(field.math) if _holds(latex, token)]
+        for latex in holding:
+            key = (latex, token.isdigit())
+            if key not in formula_shown:
+                # A baseline number against changes of the baseline's digits: a script's
+                # digit, which mathtext kerns otherwise than KaTeX (`ft^{2}`), is not what
+                # was missed.
+                digits = baseline_digits(latex) if token.isdigit() else None
+                found = [
+                    weigh_formula(crop, font_px, latex, thresholds, field.math, digits=digits)
+                    for crop in crops
+                ]
+                evidence = [e for e in found if e is not None]
+                formula_weighed.extend(e.describe() for e in evidence)
+                formula_shown[key] = any(e.shown(thresholds) for e in evidence)
+            if not formula_shown[key]:
+                return False
+        return bool(holding)
+
     whole = [normalise(t) for t in others if t.strip()]
     kept: list[Reason] = []
     for reason in result.reasons:
-        left = _settle(reason, field, label, shown, whole)
+        left = _settle(reason, field, label, shown, whole, formulas_shown)
         if left is not None:
             kept.append(left)
-    if not weighed:
+    if not weighed and not formula_weighed:
         return result
     if kept:
         kept.extend(_ambiguity(field.name, family, weighed))
-    measures = {**result.region.measures, "ink": [e.describe() for e in weighed]}
+    measures = dict(result.region.measures)
+    if weighed:
+        measures["ink"] = [e.describe() for e in weighed]
+    if formula_weighed:
+        measures["formula_ink"] = formula_weighed
     return replace(result, reasons=tuple(kept), region=replace(result.region, measures=measures))
 
 
@@ -156,15 +198,24 @@ def _whole_token(field: Field, thresholds: Thresholds) -> bool:
 
 
 def _settle(
-    reason: Reason, field: Field, label: str, shown: Callable[..., bool], others: list[str]
+    reason: Reason,
+    field: Field,
+    label: str,
+    shown: Callable[..., bool],
+    others: list[str],
+    formulas_shown: Callable[[str], bool],
 ) -> Reason | None:
     """Return what of one failed check the ink does not settle (None: all of it).
 
-    `others` are the other options' texts, rivals of a short option's whole text.
+    `others` are the other options' texts, rivals of a short option's whole text;
+    `formulas_shown` says whether the ink shows every formula holding a token.
     """
     if reason.code == "number_missing":
         if reason.detail.startswith(FORMULA_PREFIX):
-            return reason  # drawn in the formula's face, not the field's
+            # Drawn in the formula's face, not the field's: asked of the formulas holding it.
+            missing = [t for t in _tokens(reason) if not formulas_shown(t)]
+            detail = FORMULA_PREFIX + ", ".join(missing)
+            return replace(reason, detail=detail, tokens=tuple(missing)) if missing else None
         missing = [
             t
             for t in _tokens(reason)
@@ -260,6 +311,13 @@ def _apart(span: str, shown: Callable[..., bool]) -> bool:
     if not unit or " " in unit:
         return False
     return shown(number, ink.digit_rivals(number)) and shown(unit, ink.unit_variants(unit))
+
+
+def _holds(latex: str, token: str) -> bool:
+    """Return whether a formula holds a token a formula check named (a baseline number, a script)."""
+    if token.isdigit():
+        return token in formula_numbers(latex)
+    return any(shown == token for _pattern, _digits, shown in formula_scripts(latex))
 
 
 def _tokens(reason: Reason) -> list[str]:
