@@ -135,7 +135,10 @@ def test_a_label_is_told_from_the_other_letters() -> None:
 
 
 def test_rivals_cover_every_digit_place_and_the_units_quantity() -> None:
-    assert len(ink.digit_rivals("1,150")) == 4 * 9
+    # Every digit changed, and the sign: "-1,150" is another number too.
+    assert len(ink.digit_rivals("1,150")) == 4 * 9 + 1
+    assert ink.digit_rivals("-5")[-1] == "5" and ink.digit_rivals("5")[-1] == "-5"
+    assert "-P2.79" not in ink.digit_rivals("P2.79")  # a code has no sign
     assert "800 K" in ink.unit_rivals("800 °C")
     assert "90°" in ink.unit_rivals("90%")
     assert {"1200 J", "1200 MJ"} <= set(ink.unit_rivals("1200 kJ"))
