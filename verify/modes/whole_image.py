@@ -19,6 +19,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -290,6 +291,15 @@ class OptionLabels:
 PageReading = tuple[list[Word], OptionLabels, float]
 
 
+class _Audit(NamedTuple):
+    """What the passes over a chosen verdict work from: the page, its item, its readings."""
+
+    image: np.ndarray
+    item: Item
+    pages: list[PageReading]  # the reading explaining the item best first
+    thresholds: Thresholds
+
+
 def option_labels(
     found: list[Word], letters: list[str], source_words: frozenset[str] = frozenset()
 ) -> OptionLabels:
@@ -547,11 +557,13 @@ def audit_image(
             break
     best = readings[-1] if not readings[-1].reasons else _field_by_field(readings)
     order = sorted(range(len(readings)), key=lambda k: _fit(readings[k]), reverse=True)
+    # The passes over the chosen verdict, in order; each sees the readings best first.
+    audit = _Audit(image, item, [pages[k] for k in order], thresholds)
     if best.reasons:
-        best = _formula_numbers_by_ink(best, image, item, [pages[k] for k in order], thresholds)
+        best = _formula_numbers_by_ink(best, audit)
     if best.reasons:
-        best = _settled_in_place(best, image, item, [pages[k] for k in order], thresholds)
-    best = _formulas_by_ink(best, image, item, [pages[k] for k in order], thresholds)
+        best = _settled_in_place(best, audit)
+    best = _formulas_by_ink(best, audit)
     if check_figures:
         reasons, scores = _figures(image, item, thresholds)
         best = verdict(
@@ -762,13 +774,7 @@ def _label_form(found: list[Word], labels: OptionLabels) -> str:
     return forms.most_common(1)[0][0] if forms else ""
 
 
-def _settled_in_place(
-    best: Verdict,
-    image: np.ndarray,
-    item: Item,
-    pages: list[PageReading],
-    thresholds: Thresholds,
-) -> Verdict:
+def _settled_in_place(best: Verdict, audit: _Audit) -> Verdict:
     """Return the verdict with each failing field the region audit passes where it stands passed.
 
     Only how a field's text reads is settled this way (`SETTLED_IN_PLACE`).
@@ -778,6 +784,7 @@ def _settled_in_place(
     on the page, whichever reading found them). The whole-image reasons it
     replaced, the box and what was read there are recorded under `located`.
     """
+    image, item, pages, thresholds = audit
     if not all(map(settled_by_reading, best.reasons)):
         return best  # the image fails whatever its fields read in place
     failing = {r.region for r in best.reasons}
@@ -861,13 +868,7 @@ def _inside(place: Region, outer: Region) -> bool:
     return x0 >= ox0 - slack and y0 >= oy0 - slack and x1 <= ox1 + slack and y1 <= oy1 + slack
 
 
-def _formulas_by_ink(
-    best: Verdict,
-    image: np.ndarray,
-    item: Item,
-    pages: list[PageReading],
-    thresholds: Thresholds,
-) -> Verdict:
+def _formulas_by_ink(best: Verdict, audit: _Audit) -> Verdict:
     """Return the verdict with each field whose ink shows a formula with another digit failed.
 
     Region mode knows from the layout record what each formula was typeset
@@ -877,6 +878,7 @@ def _formulas_by_ink(
     and asked of the ink where a reading places the field (`formula_ink`);
     the evidence is recorded under `formula_ink` either way.
     """
+    image, item, pages, thresholds = audit
     failing = {r.region for r in best.reasons}
     passing = [
         f
@@ -935,13 +937,7 @@ def _places_of(
     return places
 
 
-def _formula_numbers_by_ink(
-    best: Verdict,
-    image: np.ndarray,
-    item: Item,
-    pages: list[PageReading],
-    thresholds: Thresholds,
-) -> Verdict:
+def _formula_numbers_by_ink(best: Verdict, audit: _Audit) -> Verdict:
     """Return the verdict with the formula numbers no reading shows passed where the ink shows them.
 
     Each failing formula-number check (`in a formula: …`) is asked of its
@@ -950,6 +946,7 @@ def _formula_numbers_by_ink(
     face). What the ink leaves failing stands; what was weighed is recorded
     under the field's `formula_ink` measures.
     """
+    image, item, pages, thresholds = audit
     failing = {
         r.region: r
         for r in best.reasons
