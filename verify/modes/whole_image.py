@@ -117,11 +117,11 @@ def _opens(found: list[Word], index: int) -> bool:
     return word.left - (previous.left + previous.width) > 2 * word.height
 
 
-def _anchors(found: list[Word], source_words: frozenset[str]) -> list[Anchor]:
+def _anchors(found: list[Word], written: frozenset[int]) -> list[Anchor]:
     anchors: list[Anchor] = []
     for index, word in enumerate(found):
         label = word_label(word.text)
-        if label is None or _source_word(found, index, source_words):
+        if label is None or index in written:
             continue
         opens = _opens(found, index)
         if opens or word.text.startswith("("):
@@ -133,7 +133,7 @@ def _anchors(found: list[Word], source_words: frozenset[str]) -> list[Anchor]:
 
 
 def _label_shapes(
-    found: list[Word], anchors: list[Anchor], source_words: frozenset[str]
+    found: list[Word], anchors: list[Anchor], written: frozenset[int]
 ) -> list[Anchor]:
     """Return the words shaped like a label but read as no letter, where a label would stand.
 
@@ -147,7 +147,7 @@ def _label_shapes(
         if index not in known
         and (label_shape(word.text) is not None or half_label_shape(word.text))
         and _opens(found, index)
-        and not _source_word(found, index, source_words)
+        and index not in written
     ]
 
 
@@ -307,7 +307,8 @@ def option_labels(
 
     `source_words` are the item's words as written: one of them is text, never a label.
     """
-    anchors = _anchors(found, source_words)
+    written = frozenset(k for k in range(len(found)) if _source_word(found, k, source_words))
+    anchors = _anchors(found, written)
     assigned = assign_anchors(anchors, letters)
     used = {a.index for a in assigned.values()}
     # Spare labels: read as no option letter at all, or opening a line as a letter another
@@ -321,11 +322,10 @@ def option_labels(
         if a.index not in used
         and (a.letter not in (*letters, after) or (a.letter in assigned and a.opens))
     ]
-    shapes = _label_shapes(found, anchors, source_words)
+    shapes = _label_shapes(found, anchors, written)
     assigned = bind_by_position(assigned, spare + shapes, letters)
     stops = {a.index for a in anchors if a.letter in letters}
     stops |= {a.index for a in assigned.values()}
-    written = frozenset(k for k in range(len(found)) if _source_word(found, k, source_words))
     return OptionLabels(assigned, stops, anchors, written)
 
 
@@ -891,7 +891,8 @@ def _formulas_by_ink(best: Verdict, audit: _Audit) -> Verdict:
         f.name: tuple(dict.fromkeys(s for latex in f.math for s in sibling_scripts(latex)))
         for f in passing
     }
-    places = _places_of([name for name, found in parts.items() if found], image, item, pages)
+    names = [name for name, found in parts.items() if found]
+    places = _places_of(names, image, item, pages, thresholds)
     fields = list(places)
     if not fields:
         return best
@@ -924,7 +925,7 @@ def _places_of(
     image: np.ndarray,
     item: Item,
     pages: list[PageReading],
-    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    thresholds: Thresholds,
 ) -> dict[str, Region]:
     """Return where the reading explaining the item best (first in `pages`) places each field."""
     places: dict[str, Region] = {}
