@@ -59,6 +59,12 @@ fix came from a swap miss), so before the round after that a tenth set,
 job seed from `RERENDERS`. Its images are unseen; its items have been seen
 six times. That round tunes on `tuning` and `tuning-wide` only.
 
+`reshot`'s false alarms were looked at in turn, so before the round after
+that an eleventh set, `retaken`, was declared the same way: `reseeded`'s ids
+rendered with its own job seed from `RERENDERS`. Its images are unseen; its
+items have been seen seven times. That round tunes on `tuning` and
+`tuning-wide` only.
+
     .venv/bin/python benchmarks/verify_split.py          # prints every set's size and first ids
 """
 
@@ -90,6 +96,7 @@ RERENDERS = {
     "recast": 20261209,
     "restaged": 20261210,
     "reshot": 20261211,
+    "retaken": 20261212,
 }
 
 
