@@ -202,13 +202,16 @@ def test_a_repeated_token_is_drawn_only_with_the_words_of_its_own_place() -> Non
     ]
 
 
-def _lines(*lines: str) -> np.ndarray:
-    """Return lines of ink stacked as one crop, left-aligned."""
+def _lines(*lines: str, pitch: int = 0) -> np.ndarray:
+    """Return lines of ink stacked as one crop, left-aligned, `pitch` px apart (0: no overlap)."""
     drawn = [_ink(line) for line in lines]
     width = max(d.shape[1] for d in drawn)
-    return np.vstack(
-        [np.pad(d, ((0, 0), (0, width - d.shape[1])), constant_values=255) for d in drawn]
-    )
+    step = pitch or drawn[0].shape[0]
+    crop = np.full((step * (len(drawn) - 1) + drawn[0].shape[0], width), 255, np.uint8)
+    for index, line in enumerate(drawn):
+        rows = slice(index * step, index * step + line.shape[0])
+        crop[rows, : line.shape[1]] = np.minimum(crop[rows, : line.shape[1]], line)
+    return crop
 
 
 @pytest.mark.parametrize(("shown_as", "settled"), [("kJ", True), ("MJ", False)])
@@ -219,6 +222,30 @@ def test_a_unit_on_the_line_after_its_number_is_weighed_word_by_word(
     crop = _lines("of gas. Now 300", f"{shown_as} of heat is added")
     field = Field("question", "of gas. Now 300 kJ of heat is added", (), ())
     reason = Reason("unit_missing", "question", "300kJ", tokens=("300kJ",))
+    kept = settle_by_ink(field, [crop], RECORDED_PX, FAMILY, "", _result((reason,)))
+    assert (kept.reasons == ()) is settled, kept.region.measures
+
+
+@pytest.mark.parametrize(("shown_as", "settled"), [("mm", True), ("cm", False)])
+@pytest.mark.parametrize("pitch", [0, 27])
+def test_a_place_cut_by_a_line_break_is_looked_for_away_from_the_others(
+    shown_as: str, settled: bool, pitch: int
+) -> None:
+    # "350" ends a line, "mm and" starts the next: the place's own contexts are cut, and its
+    # unit's drawing "mm and" fits "600 mm and" two lines up best, where the first "mm" was
+    # found. Looked for away from that spot, it is found at its own line's start; a line set
+    # a little over an em below another (27 px at 23) is another place, not the same one.
+    crop = _lines(
+        "the distance is 600 mm and from",
+        "B to C. Their lengths are 350",
+        f"{shown_as} and 450 mm, respectively",
+        pitch=pitch,
+    )
+    text = (
+        "the distance is 600 mm and from B to C. Their lengths are 350 mm and 450 mm, respectively"
+    )
+    field = Field("question", text, (), ())
+    reason = Reason("unit_missing", "question", "350mm", tokens=("350mm",))
     kept = settle_by_ink(field, [crop], RECORDED_PX, FAMILY, "", _result((reason,)))
     assert (kept.reasons == ()) is settled, kept.region.measures
 

@@ -73,7 +73,8 @@ class Evidence:
         page, y, x, size = self.at
         other_page, other_y, other_x, other_size = other.at
         em = max(size, other_size)
-        return page == other_page and abs(y - other_y) < em and abs(x - other_x) < em
+        # Lines are set at least an em apart: on the next line is another place.
+        return page == other_page and 2 * abs(y - other_y) < em and abs(x - other_x) < em
 
     @property
     def shown(self) -> bool:
@@ -260,6 +261,10 @@ def _lift(face: Face, size: int, other: int) -> int:
     return _font(face.path, size).getmetrics()[0] - _font(face.path, other).getmetrics()[0]
 
 
+# Where other places of a token were found: (crop, row, column of the token's first glyph).
+Taken = Sequence[tuple[int, int, int]]
+
+
 @dataclass(frozen=True)
 class _Spot:
     """Where the source's drawing matches the ink best: crop, scale and top-left corner."""
@@ -280,11 +285,15 @@ def _locate(
     sizes: Iterable[int],
     blur: float,
     thresholds: Thresholds,
+    taken: Taken = (),
+    start: int = 0,
 ) -> _Spot | None:
     """Return the best `_Spot` of `text` at every size in every crop (None: nowhere).
 
     `levels` are the pages' `_ink_level`s, measured once per page. A window
-    whose spread is under `ink_min_window_std` of the drawing's is no place.
+    whose spread is under `ink_min_window_std` of the drawing's is no place;
+    nor is one that puts the token (from character `start` of `text`) where
+    `taken` says another place of it was found (`Evidence.same_place`).
     """
     best: _Spot | None = None
     for size in sizes:
@@ -299,6 +308,11 @@ def _locate(
             spread = thresholds.ink_min_window_std * float(drawing.std())
             inked = window_std(page, height, width) >= spread
             inked &= _stands_alone(page, levels[index], drawing, size)
+            for page_at, y, x in taken:
+                if page_at == index:
+                    x -= _span(face, size, text, start, start)[0]
+                    rows = slice(max(0, y - (size - 1) // 2), max(0, y + (size + 1) // 2))
+                    inked[rows, max(0, x - size + 1) : max(0, x + size)] = False
             if not inked.any():
                 continue
             scores = np.where(inked, scores, -1.0)
@@ -452,6 +466,7 @@ def weigh(
     read_here: Sequence[str] = (),
     text: str = "",
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    taken: Taken = (),
 ) -> Evidence | None:
     """Return how the ink of normalised `crops` supports `token` against its `rivals`.
 
@@ -475,7 +490,9 @@ def weigh(
     `text` is the field's source: a reading drawn in a context the source
     itself shows somewhere ("does know" where it also says "does know") is
     no evidence about this place. `thresholds` hold the `ink_*` numbers the
-    evidence is weighed by, and its verdict judged by.
+    evidence is weighed by, and its verdict judged by. `taken` are where
+    other places of the token were found (`Evidence.at`): the token is
+    located nowhere near them.
     """
     tried = faces(family) if family else ()
     if not tried or not crops:
@@ -488,9 +505,9 @@ def weigh(
     # is tried, and the rivals are drawn in the one the ink matches.
     for face in tried:
         for before, after in contexts or [("", "")]:
-            spot = _locate(
-                pages, levels, before + token + after, face, _sizes(font_px), blur, thresholds
-            )
+            drawn = before + token + after
+            sizes = _sizes(font_px)
+            spot = _locate(pages, levels, drawn, face, sizes, blur, thresholds, taken, len(before))
             if spot is not None:
                 located.append((spot.score, before, after, spot))
     if not located:
@@ -714,7 +731,7 @@ def label_rivals(label: str, letter: str, letters: str) -> list[str]:
     return [label.replace(letter, other) for other in letters if other != letter]
 
 
-def occurrences(text: str, token: str) -> list[list[tuple[str, str]]]:
+def occurrences(text: str, token: str, shared: bool = False) -> list[list[tuple[str, str]]]:
     """Return, for every place the source shows `token` as a whole, its (before, after) contexts.
 
     A place inside a longer word or number ("20" in "420") is no place of
@@ -728,6 +745,11 @@ def occurrences(text: str, token: str) -> list[list[tuple[str, str]]]:
     only where it has none (a caption): alone, a short token is found anywhere its
     glyphs are ("3" on a handwritten "B"), and a token the source shows
     twice at the wrong place.
+
+    `shared` keeps every context of a place, those other places share too:
+    for a place whose own contexts a line break cut, located away from where
+    the others were found (`weigh`'s `taken`). Never the token without its
+    neighbours there: a lone "0" is found on a handwritten "o".
     """
     places = []
     for match in re.finditer(re.escape(token), text):
@@ -749,7 +771,9 @@ def occurrences(text: str, token: str) -> list[list[tuple[str, str]]]:
         found = [
             c for c in dict.fromkeys(tried) if has_neighbours([c]) or (anchored and c == glued)
         ]
-        places.append(found or [(glued_before, glued_after)])
+        places.append(found or [glued])
+    if shared:
+        return places
     return [_own_contexts(text, token, contexts) for contexts in places]
 
 

@@ -111,8 +111,9 @@ def settle_by_ink(
         every = True
         others = rivals + alike(token) + _siblings(token, siblings)
         spots: list[ink.Evidence] = []
-        for contexts in places:
-            found = ink.weigh(
+
+        def weigh(contexts: list[tuple[str, str]], taken: ink.Taken = ()) -> ink.Evidence | None:
+            return ink.weigh(
                 crops,
                 font_px,
                 family,
@@ -122,7 +123,18 @@ def settle_by_ink(
                 read_here,
                 text=text or source,
                 thresholds=thresholds,
+                taken=taken,
             )
+
+        for index, contexts in enumerate(places):
+            found = weigh(contexts)
+            if found is not None and any(found.same_place(seen) for seen in spots):
+                # Found where an earlier place was: a line break cut this place's own
+                # contexts ("of 350" / "mm and"). Its drawing is looked for again, in every
+                # context it has, away from the places found: n places need n spots that
+                # each show the token, so an image that changed one still fails.
+                shared = ink.occurrences(text or source, token, shared=True)[index]
+                found = weigh(shared, [s.at[:3] for s in spots if s.at is not None])
             if found is not None:
                 weighed.append(found)
                 # Two places of the token found at one spot are one drawing: the ink of the
