@@ -305,6 +305,25 @@ def test_a_short_options_whole_text_is_weighed_against_the_other_options() -> No
     assert {r.code for r in kept.reasons} == {"text_mismatch", "short_option_missing"}
 
 
+@pytest.mark.parametrize(
+    ("shown_as", "settled"), [("-1", True), ("not exist", False), ("-2", False)]
+)
+def test_a_short_option_is_weighed_only_where_it_is_drawn(shown_as: str, settled: bool) -> None:
+    # A rival far wider than "-1" reaches over the label beside it, ink the source's drawing
+    # (set apart from its label) does not model: the two are compared where the source is.
+    others = ["not exist", "0", "1/2"]
+    failed = _result(
+        (
+            Reason("text_mismatch", "option:B", "accuracy 0.50"),
+            Reason("short_option_missing", "option:B", "-1"),
+        )
+    )
+    field = Field("option:B", "-1", (), (), "B")
+    crop = _ink(f"(B)   {shown_as}")
+    kept = settle_by_ink(field, [crop], RECORDED_PX, FAMILY, "(B)", failed, others)
+    assert (kept.reasons == ()) is settled, kept.region.measures
+
+
 def test_a_token_drawn_like_a_reading_is_reported_as_ambiguous() -> None:
     # Both engines read "9 moI"; this face draws "l" and "I" alike, so the ink cannot tell.
     field = Field("option:D", "9 mol", (), (), "D")

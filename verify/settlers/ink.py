@@ -413,8 +413,12 @@ def _compare(
     own_span = _span(face, at.size, text, start, end)
     rival_span = _span(face, at.size, other, start, other_end)
     pad = max(2, round(WINDOW_PAD * at.size))
-    left = min(at.x + own_span[0], there.x + rival_span[0]) - pad
-    right = max(at.x + own_span[1], there.x + rival_span[1]) + pad
+    # Only where the source is drawn: beside it lies what it was drawn without (an option's
+    # label beside a short option), which a wider rival reaches and the source does not model.
+    left = max(min(at.x + own_span[0], there.x + rival_span[0]), at.x + EDGE) - pad
+    right = min(max(at.x + own_span[1], there.x + rival_span[1]), at.x + own.shape[1] - EDGE) + pad
+    if right - left <= 2 * pad:
+        return None
     top = min(at.y, there.y)
     height = max(at.y + own.shape[0], there.y + theirs.shape[0]) - top
     width = right - left
