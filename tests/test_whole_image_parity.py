@@ -82,6 +82,18 @@ def test_a_label_that_lost_a_bracket_is_bound_by_its_place_only() -> None:
     assert sorted(option_labels(found, LETTERS).assigned) == ["A", "B", "D"]
 
 
+def test_a_label_read_as_any_short_word_is_bound_on_a_row_of_labels_only() -> None:
+    # A bold "(C)" on a notebook's rule read as "@": in the labels' column, on the row of
+    # the label "(D)" read in the other column, exactly where C's label is missing.
+    assert sorted(option_labels(_grid(label_c="@"), LETTERS).assigned) == LETTERS
+    # Unread, C's label leaves nothing there: the wrapped lines "Oslo" and "York" start in
+    # the labels' column too, but on rows no label read stands on.
+    found = [w for w in _grid() if w.text != "(C)"]
+    assert sorted(option_labels(found, LETTERS).assigned) == ["A", "B", "D"]
+    # Nor is a longer word in that place a label.
+    assert sorted(option_labels(_grid(label_c="Paris"), LETTERS).assigned) == ["A", "B", "D"]
+
+
 def test_label_shapes() -> None:
     assert [label_shape(w) for w in ("(&)", "(9)", "()", "(G)x")] == ["", "", "", "x"]
     assert [label_shape(w) for w in ("Figure", "(", "(abc)")] == [None, None, None]

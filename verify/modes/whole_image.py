@@ -65,6 +65,11 @@ from itemshot.verify.verdicts import Reason, ReasonCode, RegionScore, Verdict, v
 READINGS = ((False, 3), (True, 3), (False, 6), (True, 11))
 CONTINUATION_LINES = 4  # an option's text may wrap onto this many more lines
 MIN_LONG_SIDE = 1400  # smaller pages are enlarged before OCR
+# A label misread as any glyphs is a short word ("@", "e8)", "(DH") starting within this
+# many of its heights of the labels read above and below it.
+LABEL_WORD_CHARS = 4
+LABEL_COLUMN = 0.5
+LABEL_ROW = 0.6  # heights between the middles of a row's labels
 # What a field read in place (see `settle_located`) may settle: how its text and label
 # read. A figure or the reading order is about the page, not one field's words.
 SETTLED_IN_PLACE = frozenset(
@@ -138,17 +143,54 @@ def _label_shapes(
     """Return the words shaped like a label but read as no letter, where a label would stand.
 
     A label that lost a bracket ("(D" for a serif "(I)", "0)" for "(J)") counts
-    too: it is bound only where it exactly fills a gap in the grid of labels.
+    too, and so does any short word standing in the column of the labels
+    read, where one more would stand ("@" or "e8)" for a bold "(I)" on a
+    notebook's rule): each is bound only where it exactly fills a gap in the
+    grid of labels, and the option's text after it is checked as any other.
     """
     known = {a.index for a in anchors}
-    return [
-        Anchor("", index, word.left, word.top, word.height)
-        for index, word in enumerate(found)
-        if index not in known
-        and (label_shape(word.text) is not None or half_label_shape(word.text))
-        and _opens(found, index)
-        and index not in written
+    opening = [a for a in anchors if a.opens]
+    free = [
+        k for k in range(len(found)) if k not in known and k not in written and _opens(found, k)
     ]
+    shaped = [
+        k for k in free if label_shape(found[k].text) is not None or half_label_shape(found[k].text)
+    ]
+    # Short words in a labels' column, on a row where a label read stands in another column.
+    column = [
+        Anchor("", k, found[k].left, found[k].top, found[k].height)
+        for k in free
+        if len(found[k].text.strip()) <= LABEL_WORD_CHARS
+        and _in_column(found[k].left, found[k].height, opening)
+    ]
+    rowed = [c.index for c in column if _on_a_label_row(c, opening)]
+    return [
+        Anchor("", k, found[k].left, found[k].top, found[k].height)
+        for k in sorted(set(shaped + rowed))
+    ]
+
+
+def _in_column(x: float, height: float, anchors: list[Anchor]) -> bool:
+    """Return whether a word at `x` starts within `LABEL_COLUMN` of its height where a label starts."""
+    return any(abs(a.x - x) <= LABEL_COLUMN * max(height, 1) for a in anchors)
+
+
+def _on_a_label_row(word: Anchor, others: list[Anchor]) -> bool:
+    """Return whether another column holds a label read on the word's row, and its own none.
+
+    A wrapped option's next line may start in the labels' column too, but
+    between the rows of labels; the next lines of options side by side start
+    on one row, so only a label read says where a row of labels is.
+    """
+    height = max(word.height, 1)
+    row = [
+        o
+        for o in others
+        if o.index != word.index and abs(_middle(o) - _middle(word)) <= LABEL_ROW * height
+    ]
+    return any(abs(o.x - word.x) > LABEL_COLUMN * height for o in row) and not any(
+        abs(o.x - word.x) <= LABEL_COLUMN * height for o in row
+    )
 
 
 def _source_word(found: list[Word], index: int, source_words: frozenset[str]) -> bool:
