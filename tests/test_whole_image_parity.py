@@ -94,6 +94,16 @@ def test_a_label_read_as_any_short_word_is_bound_on_a_row_of_labels_only() -> No
     assert sorted(option_labels(_grid(label_c="Paris"), LETTERS).assigned) == ["A", "B", "D"]
 
 
+def test_labels_after_the_last_one_read_are_bound_in_order() -> None:
+    # Five options, D's label read as "(9)" and E's not read at all: after "(C)", the last
+    # label read, the one label shape left is D's; E stays unbound.
+    labels = option_labels(_grid(label_d="(9)"), list("ABCDE"))
+    assert sorted(labels.assigned) == ["A", "B", "C", "D"]
+    # Between two labels read, a run that does not fill the gap binds nothing.
+    found = [w for w in _grid(label_c="(&)") if w.text != "(B)"]
+    assert sorted(option_labels(found, LETTERS).assigned) == ["A", "D"]
+
+
 def test_label_shapes() -> None:
     assert [label_shape(w) for w in ("(&)", "(9)", "()", "(G)x")] == ["", "", "", "x"]
     assert [label_shape(w) for w in ("Figure", "(", "(abc)")] == [None, None, None]

@@ -267,7 +267,14 @@ def bind_by_position(
 def _fill_gaps(
     sequence: list[tuple[Anchor, str]], letters: list[str], missing: set[str]
 ) -> dict[str, Anchor]:
-    """Return the spare labels that exactly fill a gap of missing letters in the sequence."""
+    """Return the spare labels that fill a gap of missing letters in the sequence.
+
+    Between two labels read, only a run that exactly fills the gap says which
+    letter each is. After the last label read the run is the next letters in
+    order: the labels after it unread too (or an option there painted out)
+    leave the rest of the gap unbound. An option bound to the wrong letter
+    fails on its text, as it would unbound.
+    """
     bound: dict[str, Anchor] = {}
     run: list[Anchor] = []
     before = -1  # the letter index of the last label read
@@ -277,6 +284,9 @@ def _fill_gaps(
             continue
         after = letters.index(letter) if letter else len(letters)
         gap = letters[before + 1 : after]
+        trailing = not letter and before >= 0 and len(run) < len(gap)
+        if trailing:
+            gap = gap[: len(run)]
         if run and len(run) == len(gap) and all(x in missing for x in gap):
             bound.update(zip(gap, run, strict=True))
         run, before = [], after
