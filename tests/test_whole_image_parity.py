@@ -99,6 +99,11 @@ def test_labels_after_the_last_one_read_are_bound_in_order() -> None:
     # label read, the one label shape left is D's; E stays unbound.
     labels = option_labels(_grid(label_d="(9)"), list("ABCDE"))
     assert sorted(labels.assigned) == ["A", "B", "C", "D"]
+    # A wrapped line read as a label shape ("(3" for "13") after the last label is none.
+    found = [*_grid(label_d="(9)"), *_row(170, 5, [(0, "(3")])]
+    labels = option_labels(found, LETTERS)
+    assert sorted(labels.assigned) == LETTERS
+    assert found[labels.assigned["D"].index].text == "(9)"
     # Between two labels read, a run that does not fill the gap binds nothing.
     found = [w for w in _grid(label_c="(&)") if w.text != "(B)"]
     assert sorted(option_labels(found, LETTERS).assigned) == ["A", "D"]

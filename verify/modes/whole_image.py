@@ -270,10 +270,11 @@ def _fill_gaps(
     """Return the spare labels that fill a gap of missing letters in the sequence.
 
     Between two labels read, only a run that exactly fills the gap says which
-    letter each is. After the last label read the run is the next letters in
-    order: the labels after it unread too (or an option there painted out)
-    leave the rest of the gap unbound. An option bound to the wrong letter
-    fails on its text, as it would unbound.
+    letter each is. After the last label read the run's first shapes are the
+    next letters in order: labels unread there too (or an option painted out)
+    leave the rest of the gap unbound, and shapes past the letters (a wrapped
+    line read "(3") are no labels. An option bound to the wrong letter fails
+    on its text, as it would unbound.
     """
     bound: dict[str, Anchor] = {}
     run: list[Anchor] = []
@@ -284,9 +285,8 @@ def _fill_gaps(
             continue
         after = letters.index(letter) if letter else len(letters)
         gap = letters[before + 1 : after]
-        trailing = not letter and before >= 0 and len(run) < len(gap)
-        if trailing:
-            gap = gap[: len(run)]
+        if not letter and before >= 0:  # after the last label read
+            gap, run = gap[: len(run)], run[: len(gap)]
         if run and len(run) == len(gap) and all(x in missing for x in gap):
             bound.update(zip(gap, run, strict=True))
         run, before = [], after
