@@ -94,6 +94,24 @@ def test_a_label_read_as_any_short_word_is_bound_on_a_row_of_labels_only() -> No
     assert sorted(option_labels(_grid(label_c="Paris"), LETTERS).assigned) == ["A", "B", "D"]
 
 
+def test_a_last_row_of_labels_all_misread_is_found_by_the_rows_pitch() -> None:
+    # Eight options in rows set at one pitch; the last row's "(G)" and "(H)" read "M" and
+    # "W3": no label on that row is read, but it continues the rows above.
+    def grid(*last: str) -> list[Word]:
+        rows = [("(A)", "(B)"), ("(C)", "(D)"), ("(E)", "(F)"), last]
+        return [
+            word
+            for line, (left, right) in enumerate(rows)
+            for word in _row(40 * line, line, [(0, left), (40, "x"), (400, right), (440, "y")])
+        ]
+
+    letters = list("ABCDEFGH")
+    assert sorted(option_labels(grid("M", "W3"), letters).assigned) == letters
+    # A row set otherwise (a line wrapped: half a pitch on) holds no labels.
+    found = [replace(w, top=w.top - 20) if w.line[2] == 3 else w for w in grid("M", "W3")]
+    assert sorted(option_labels(found, letters).assigned) == letters[:6]
+
+
 def test_labels_after_the_last_one_read_are_bound_in_order() -> None:
     # Five options, D's label read as "(9)" and E's not read at all: after "(C)", the last
     # label read, the one label shape left is D's; E stays unbound.

@@ -176,21 +176,30 @@ def _in_column(x: float, height: float, anchors: list[Anchor]) -> bool:
 
 
 def _on_a_label_row(word: Anchor, others: list[Anchor]) -> bool:
-    """Return whether another column holds a label read on the word's row, and its own none.
+    """Return whether the word stands on a row of labels, where its own column has none read.
 
     A wrapped option's next line may start in the labels' column too, but
     between the rows of labels; the next lines of options side by side start
-    on one row, so only a label read says where a row of labels is.
+    on one row, so only labels read say where a row of labels is: one in
+    another column on the word's row, or rows read above it set at one pitch
+    (no option wrapped) that the word's row continues (the last row's labels
+    all unread).
     """
     height = max(word.height, 1)
-    row = [
-        o
-        for o in others
-        if o.index != word.index and abs(_middle(o) - _middle(word)) <= LABEL_ROW * height
-    ]
-    return any(abs(o.x - word.x) > LABEL_COLUMN * height for o in row) and not any(
-        abs(o.x - word.x) <= LABEL_COLUMN * height for o in row
-    )
+    near = LABEL_ROW * height
+    row = [o for o in others if o.index != word.index and abs(_middle(o) - _middle(word)) <= near]
+    if any(abs(o.x - word.x) <= LABEL_COLUMN * height for o in row):
+        return False
+    if any(abs(o.x - word.x) > LABEL_COLUMN * height for o in row):
+        return True
+    rows: list[float] = []
+    for middle in sorted(_middle(o) for o in others if _middle(o) < _middle(word)):
+        if not rows or middle - rows[-1] > near:
+            rows.append(middle)
+    pitches = np.diff(rows)
+    if len(pitches) < 2 or float(np.ptp(pitches)) > near:
+        return False
+    return abs(rows[-1] + float(np.median(pitches)) - _middle(word)) <= near
 
 
 def _source_word(found: list[Word], index: int, source_words: frozenset[str]) -> bool:
