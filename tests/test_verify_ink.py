@@ -250,6 +250,18 @@ def test_a_place_cut_by_a_line_break_is_looked_for_away_from_the_others(
     assert (kept.reasons == ()) is settled, kept.region.measures
 
 
+@pytest.mark.parametrize(("shown_as", "settled"), [("0", True), ("8", False), ("6", False)])
+def test_a_token_alone_on_its_line_is_found_there_only(shown_as: str, settled: bool) -> None:
+    # The last "0" wraps onto a line of its own: its one context "= 0" fits the "= 0," above,
+    # where the second "0" was found. Drawn alone, it is looked for only where no ink lies
+    # an em beside it: not on the "o" of "so", which a changed last digit would leave to it.
+    crop = _lines("and so x > 0, w = 0, y =", shown_as)
+    field = Field("question", "and so x > 0, w = 0, y = 0", (), ())
+    reason = Reason("number_missing", "question", "0, 0, 0", tokens=("0", "0", "0"))
+    kept = settle_by_ink(field, [crop], RECORDED_PX, FAMILY, "", _result((reason,)))
+    assert (kept.reasons == ()) is settled, kept.region.measures
+
+
 @pytest.mark.parametrize(("shown_as", "settled"), [("EV71-", True), ("EV78-", False)])
 def test_a_token_broken_after_its_hyphen_is_weighed_by_its_number(
     shown_as: str, settled: bool

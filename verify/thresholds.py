@@ -122,6 +122,10 @@ class Thresholds:
     - `ink_side_level` (0.40): share of the page's ink level (its 99.5th percentile) at which
       a strip beside a located drawing's ink holds another glyph's stroke (the drawing sits
       inside a longer word or number, and is not located there).
+    - `ink_alone_em` (1.0): a token looked for without its neighbours, its own contexts cut
+      by a line break and another place of it found where they fit, is located only where no
+      ink lies this many em beside it (alone on its line, as a wrapped last word stands): a
+      lone "0" is otherwise found on a handwritten "o".
 
     Formula ink (`verify.settlers.formula_ink`: a formula with no layout record drawn with
     its digits and with each digit replaced, asked of the ink):
@@ -198,6 +202,7 @@ class Thresholds:
     ink_fit_tolerance: float = 0.05
     ink_min_window_std: float = 0.25
     ink_side_level: float = 0.40
+    ink_alone_em: float = 1.0
     # Formula ink
     formula_ink_min_match: float = 0.75
     formula_ink_margin: float = 0.15

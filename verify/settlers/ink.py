@@ -218,19 +218,22 @@ def _ink_level(page: np.ndarray, thresholds: Thresholds) -> float:
     return thresholds.ink_side_level * float(np.percentile(inked, 99.5)) if inked.size else 0.0
 
 
-def _stands_alone(page: np.ndarray, level: float, drawing: np.ndarray, size: int) -> np.ndarray:
+def _stands_alone(
+    page: np.ndarray, level: float, drawing: np.ndarray, size: int, side_em: float = SIDE
+) -> np.ndarray:
     """Return, per window of the drawing's size, whether no glyph touches its ink's sides.
 
     Glyphs of one word or number sit under 0.15 em apart in the faces used,
     words over 0.3 em: a drawing located inside a longer number ("20" in
     "420", "2024") has another glyph's stroke right beside its own ink.
+    `side_em` is how far from its ink no glyph may be (0.15 em: none touches).
     """
     height, width = drawing.shape
     inked = drawing > 0.5 * drawing.max()
     columns = np.nonzero(inked.any(axis=0))[0]
     if columns.size == 0:
         return np.ones((page.shape[0] - height + 1, page.shape[1] - width + 1), dtype=bool)
-    side = max(2, round(SIDE * size))
+    side = max(2, round(side_em * size))
     # Only the rows the drawing's ink spans: its frame reaches the face's ascender and
     # descender, where the lines above and below a tightly set line have theirs.
     ink_rows = np.nonzero(inked.any(axis=1))[0]
@@ -287,13 +290,15 @@ def _locate(
     thresholds: Thresholds,
     taken: Taken = (),
     start: int = 0,
+    apart: float = SIDE,
 ) -> _Spot | None:
     """Return the best `_Spot` of `text` at every size in every crop (None: nowhere).
 
     `levels` are the pages' `_ink_level`s, measured once per page. A window
     whose spread is under `ink_min_window_std` of the drawing's is no place;
     nor is one that puts the token (from character `start` of `text`) where
-    `taken` says another place of it was found (`Evidence.same_place`).
+    `taken` says another place of it was found (`Evidence.same_place`), nor
+    one with ink within `apart` em of the drawing's sides.
     """
     best: _Spot | None = None
     for size in sizes:
@@ -307,7 +312,7 @@ def _locate(
             scores = cv2.matchTemplate(page, drawing, cv2.TM_CCOEFF_NORMED)
             spread = thresholds.ink_min_window_std * float(drawing.std())
             inked = window_std(page, height, width) >= spread
-            inked &= _stands_alone(page, levels[index], drawing, size)
+            inked &= _stands_alone(page, levels[index], drawing, size, apart)
             for page_at, y, x in taken:
                 if page_at == index:
                     x -= _span(face, size, text, start, start)[0]
@@ -471,6 +476,7 @@ def weigh(
     text: str = "",
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
     taken: Taken = (),
+    apart: float = SIDE,
 ) -> Evidence | None:
     """Return how the ink of normalised `crops` supports `token` against its `rivals`.
 
@@ -496,7 +502,8 @@ def weigh(
     no evidence about this place. `thresholds` hold the `ink_*` numbers the
     evidence is weighed by, and its verdict judged by. `taken` are where
     other places of the token were found (`Evidence.at`): the token is
-    located nowhere near them.
+    located nowhere near them; nor where other ink lies within `apart` em of
+    its drawing's sides.
     """
     tried = faces(family) if family else ()
     if not tried or not crops:
@@ -511,7 +518,9 @@ def weigh(
         for before, after in contexts or [("", "")]:
             drawn = before + token + after
             sizes = _sizes(font_px)
-            spot = _locate(pages, levels, drawn, face, sizes, blur, thresholds, taken, len(before))
+            spot = _locate(
+                pages, levels, drawn, face, sizes, blur, thresholds, taken, len(before), apart
+            )
             if spot is not None:
                 located.append((spot.score, before, after, spot))
     if not located:
@@ -756,10 +765,7 @@ def occurrences(text: str, token: str, shared: bool = False) -> list[list[tuple[
     neighbours there: a lone "0" is found on a handwritten "o".
     """
     places = []
-    for match in re.finditer(re.escape(token), text):
-        at, end = match.start(), match.end()
-        if (at and text[at - 1].isalnum()) or (end < len(text) and text[end].isalnum()):
-            continue
+    for at, end in _places(text, token):
         glued_before = text[_word_start(text, at) : at]
         glued_after = text[end : _word_end(text, end)]
         before = text[: at - len(glued_before)].rsplit(maxsplit=1)
@@ -779,6 +785,24 @@ def occurrences(text: str, token: str, shared: bool = False) -> list[list[tuple[
     if shared:
         return places
     return [_own_contexts(text, token, contexts) for contexts in places]
+
+
+def _places(text: str, token: str) -> list[tuple[int, int]]:
+    """Return (start, end) of every place the source shows `token` as a whole."""
+    return [
+        (m.start(), m.end())
+        for m in re.finditer(re.escape(token), text)
+        if not (m.start() and text[m.start() - 1].isalnum())
+        and not (m.end() < len(text) and text[m.end()].isalnum())
+    ]
+
+
+def glued(text: str, token: str) -> list[tuple[str, str]]:
+    """Return, for every place of `token`, only what is glued to it: its drawing without neighbours."""
+    return [
+        (text[_word_start(text, at) : at], text[end : _word_end(text, end)])
+        for at, end in _places(text, token)
+    ]
 
 
 def _own_contexts(text: str, token: str, contexts: list[tuple[str, str]]) -> list[tuple[str, str]]:

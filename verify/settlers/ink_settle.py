@@ -112,7 +112,9 @@ def settle_by_ink(
         others = rivals + alike(token) + _siblings(token, siblings)
         spots: list[ink.Evidence] = []
 
-        def weigh(contexts: list[tuple[str, str]], taken: ink.Taken = ()) -> ink.Evidence | None:
+        def weigh(
+            contexts: list[tuple[str, str]], taken: ink.Taken = (), apart: float = ink.SIDE
+        ) -> ink.Evidence | None:
             return ink.weigh(
                 crops,
                 font_px,
@@ -124,6 +126,7 @@ def settle_by_ink(
                 text=text or source,
                 thresholds=thresholds,
                 taken=taken,
+                apart=apart,
             )
 
         for index, contexts in enumerate(places):
@@ -134,7 +137,12 @@ def settle_by_ink(
                 # context it has, away from the places found: n places need n spots that
                 # each show the token, so an image that changed one still fails.
                 shared = ink.occurrences(text or source, token, shared=True)[index]
-                found = weigh(shared, [s.at[:3] for s in spots if s.at is not None])
+                taken = [s.at[:3] for s in spots if s.at is not None]
+                found = weigh(shared, taken)
+                if found is None or not found.shown:
+                    # Cut on both sides ("ΔU =" / "0"): the token alone on its line.
+                    alone = [ink.glued(text or source, token)[index]]
+                    found = weigh(alone, taken, thresholds.ink_alone_em) or found
             if found is not None:
                 weighed.append(found)
                 # Two places of the token found at one spot are one drawing: the ink of the
