@@ -122,6 +122,11 @@ def test_labels_after_the_last_one_read_are_bound_in_order() -> None:
     labels = option_labels(found, LETTERS)
     assert sorted(labels.assigned) == LETTERS
     assert found[labels.assigned["D"].index].text == "(9)"
+    # After the last label read a shape binds the next letter only in that letter's column:
+    # E stands under C; a "(3)" in the right column there is another label misread.
+    for x, bound in ((0, True), (400, False)):
+        found = [*_grid(), *_row(180, 5, [(x, "(3)"), (x + 40, "Paris")])]
+        assert ("E" in option_labels(found, list("ABCDEF")).assigned) is bound
     # Between two labels read, a run that does not fill the gap binds nothing.
     found = [w for w in _grid(label_c="(&)") if w.text != "(B)"]
     assert sorted(option_labels(found, LETTERS).assigned) == ["A", "D"]

@@ -286,6 +286,8 @@ def _fill_gaps(
     on its text, as it would unbound.
     """
     bound: dict[str, Anchor] = {}
+    placed = {letter: anchor for anchor, letter in sequence if letter}
+    columns = _columns([anchor for anchor, _letter in sequence])
     run: list[Anchor] = []
     before = -1  # the letter index of the last label read
     for anchor, letter in [*sequence, (None, "")]:
@@ -295,11 +297,48 @@ def _fill_gaps(
         after = letters.index(letter) if letter else len(letters)
         gap = letters[before + 1 : after]
         if not letter and before >= 0:  # after the last label read
-            gap, run = gap[: len(run)], run[: len(gap)]
+            gap = _in_their_columns(gap, run, letters, placed, columns)
+            run = run[: len(gap)]
         if run and len(run) == len(gap) and all(x in missing for x in gap):
             bound.update(zip(gap, run, strict=True))
+            placed.update(zip(gap, run, strict=True))
         run, before = [], after
     return bound
+
+
+def _columns(anchors: list[Anchor]) -> int:
+    """Return how many columns the labels stand in (starts `LABEL_COLUMN` heights apart)."""
+    starts = sorted(a.x for a in anchors)
+    return 1 + sum(
+        1
+        for a, b, anchor in zip(
+            starts, starts[1:], sorted(anchors, key=lambda a: a.x), strict=False
+        )
+        if b - a > LABEL_COLUMN * max(anchor.height, 1)
+    )
+
+
+def _in_their_columns(
+    gap: list[str],
+    run: list[Anchor],
+    letters: list[str],
+    placed: dict[str, Anchor],
+    columns: int,
+) -> list[str]:
+    """Return the gap's first letters whose shape in the run stands in that letter's column.
+
+    A letter's column is the one of the label `columns` letters before it: a
+    shape in another column (a "(J)" read "(3)" with "(I)" unread) is not its label.
+    """
+    kept: list[str] = []
+    for letter, shape in zip(gap, run, strict=False):
+        index = letters.index(letter)
+        above = placed.get(letters[index - columns]) if index >= columns else None
+        if above is None or abs(above.x - shape.x) > LABEL_COLUMN * max(shape.height, 1):
+            break
+        kept.append(letter)
+        placed = {**placed, letter: shape}
+    return kept
 
 
 def _row_major(placed: list[tuple[Anchor, str]]) -> list[tuple[Anchor, str]]:
