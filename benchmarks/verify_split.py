@@ -62,8 +62,8 @@ six times. That round tunes on `tuning` and `tuning-wide` only.
 `reshot`'s false alarms were looked at in turn, so before the round after
 that an eleventh set, `retaken`, was declared the same way: `reseeded`'s ids
 rendered with its own job seed from `RERENDERS`. Its images are unseen; its
-items have been seen seven times. That round tunes on `tuning` and
-`tuning-wide` only.
+items have been seen seven times. That round tunes on `tuning`,
+`tuning-wide` and `reshot`'s images, which had been looked at.
 
     .venv/bin/python benchmarks/verify_split.py          # prints every set's size and first ids
 """

@@ -308,13 +308,9 @@ def _fill_gaps(
 
 def _columns(anchors: list[Anchor]) -> int:
     """Return how many columns the labels stand in (starts `LABEL_COLUMN` heights apart)."""
-    starts = sorted(a.x for a in anchors)
+    ordered = sorted(anchors, key=lambda a: a.x)
     return 1 + sum(
-        1
-        for a, b, anchor in zip(
-            starts, starts[1:], sorted(anchors, key=lambda a: a.x), strict=False
-        )
-        if b - a > LABEL_COLUMN * max(anchor.height, 1)
+        1 for a, b in itertools.pairwise(ordered) if b.x - a.x > LABEL_COLUMN * max(a.height, 1)
     )
 
 
@@ -331,13 +327,14 @@ def _in_their_columns(
     shape in another column (a "(J)" read "(3)" with "(I)" unread) is not its label.
     """
     kept: list[str] = []
+    placed = dict(placed)
     for letter, shape in zip(gap, run, strict=False):
         index = letters.index(letter)
         above = placed.get(letters[index - columns]) if index >= columns else None
         if above is None or abs(above.x - shape.x) > LABEL_COLUMN * max(shape.height, 1):
             break
         kept.append(letter)
-        placed = {**placed, letter: shape}
+        placed[letter] = shape
     return kept
 
 
@@ -345,7 +342,7 @@ def _row_major(placed: list[tuple[Anchor, str]]) -> list[tuple[Anchor, str]]:
     """Return the labels row by row (rows of labels within 0.6 of a line height), left to right."""
     rows: list[list[tuple[Anchor, str]]] = []
     for entry in sorted(placed, key=lambda e: _middle(e[0])):
-        if rows and _middle(entry[0]) - _middle(rows[-1][0][0]) <= 0.6 * entry[0].height:
+        if rows and _middle(entry[0]) - _middle(rows[-1][0][0]) <= LABEL_ROW * entry[0].height:
             rows[-1].append(entry)
         else:
             rows.append([entry])

@@ -514,10 +514,10 @@ def weigh(
     located = []
     # The weight is not on record (a label is bold, a "bold" style all of it): every face
     # is tried, and the rivals are drawn in the one the ink matches.
+    sizes = _sizes(font_px)
     for face in tried:
         for before, after in contexts or [("", "")]:
             drawn = before + token + after
-            sizes = _sizes(font_px)
             spot = _locate(
                 pages, levels, drawn, face, sizes, blur, thresholds, taken, len(before), apart
             )
@@ -564,7 +564,7 @@ def weigh(
     # located spot: a rival is compared with the source drawn at its own size, so the two
     # differ only where their glyphs do, not over a whole line drawn a size apart.
     sized = {}
-    for size in _sizes(font_px):
+    for size in sizes:
         drawing = own if size == spot.size else _drawing(drawn, face, size, blur)
         if drawing is not None:
             lift = _lift(face, spot.size, size)
@@ -765,23 +765,21 @@ def occurrences(text: str, token: str, shared: bool = False) -> list[list[tuple[
     neighbours there: a lone "0" is found on a handwritten "o".
     """
     places = []
-    for at, end in _places(text, token):
-        glued_before = text[_word_start(text, at) : at]
-        glued_after = text[end : _word_end(text, end)]
+    for (at, end), (glued_before, glued_after) in zip(
+        _places(text, token), glued(text, token), strict=True
+    ):
         before = text[: at - len(glued_before)].rsplit(maxsplit=1)
         after = text[end + len(glued_after) :].split(maxsplit=1)
         prev = f"{before[-1]} {glued_before}" if before else glued_before
         nxt = f"{glued_after} {after[0]}" if after else glued_after
-        glued = (glued_before, glued_after)
+        bare = (glued_before, glued_after)
         # Glued on both sides to numbers or words ("80.0%,0.50 mol,0.05"): that is context
         # enough, and the only one that never crosses a line break or an option's label.
         anchored = _anchored(glued_before) and _anchored(glued_after)
-        tried = [glued] if anchored else []
+        tried = [bare] if anchored else []
         tried += [(prev, glued_after), (glued_before, nxt), (prev, nxt)]
-        found = [
-            c for c in dict.fromkeys(tried) if has_neighbours([c]) or (anchored and c == glued)
-        ]
-        places.append(found or [glued])
+        found = [c for c in dict.fromkeys(tried) if has_neighbours([c]) or (anchored and c == bare)]
+        places.append(found or [bare])
     if shared:
         return places
     return [_own_contexts(text, token, contexts) for contexts in places]
