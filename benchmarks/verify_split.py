@@ -65,6 +65,12 @@ rendered with its own job seed from `RERENDERS`. Its images are unseen; its
 items have been seen seven times. That round tunes on `tuning`,
 `tuning-wide` and `reshot`'s images, which had been looked at.
 
+`retaken`'s false alarms were looked at in turn, so before the round after
+that a twelfth set, `reframed`, was declared the same way: `reseeded`'s ids
+rendered with its own job seed from `RERENDERS`. Its images are unseen; its
+items have been seen eight times. That round tunes on `tuning`,
+`tuning-wide` and `retaken`'s images, which had been looked at.
+
     .venv/bin/python benchmarks/verify_split.py          # prints every set's size and first ids
 """
 
@@ -97,6 +103,7 @@ RERENDERS = {
     "restaged": 20261210,
     "reshot": 20261211,
     "retaken": 20261212,
+    "reframed": 20261213,
 }
 
 
