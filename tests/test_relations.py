@@ -34,6 +34,7 @@ from itemshot.verify.checks.tokens import (
 from itemshot.verify.modes.regions import verify_image
 from itemshot.verify.modes.whole_image import audit_image
 from itemshot.verify.page.images import load_rgb
+from itemshot.verify.reading.text import word_recall
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS
 from itemshot.verify.verdicts import ReasonCode, Verdict
 
@@ -174,6 +175,26 @@ def test_a_code_shows_its_upright_strokes_whichever_an_engine_reads() -> None:
     assert missing_numbers("l.(a) =2(a);l(b)<l,(b)", "I.(a) =2(a);1(b)<1,(b)") == []
     assert missing_numbers("1-IV, 2-II", "1-lV, 2-1l") == []
     assert missing_numbers("1-IV, 2-II", "1-lV, 3-1l") == ["2", "2-II"]
+
+
+def test_a_semicolon_separates_the_quantities_it_lists() -> None:
+    # "0.6 kg;2*10^6 μg;1" lists three quantities: each number is checked, not "kg;2*10^6" as
+    # one code an engine reading ";" as ":" never shows.
+    source = "7.5 Calories/g;0.6 kg;2*10^6 μg;1"
+    assert missing_numbers(source, "7.5 Calories/g:0.6 kg:2*10^6 μg:1") == []
+    assert missing_numbers(source, "7.5 Calories/g:0.6 kg:2*10^5 μg:1") == ["6"]
+    # Where the "μ" formula stood the text has a line break.
+    with_formula = "7.5 Calories/g;0.6 kg;2*10^6\ng;1"
+    assert word_recall(with_formula, "(A) 7.5 Calories/g:0.6 kg:2*10^6\ng:1") == 1.0
+
+
+def test_a_code_is_read_whatever_case_its_letters_are_drawn_in() -> None:
+    # A handwriting face draws the "psi" of "55.549psi" with capital-sized strokes.
+    source = "σf=55.549psi;σh=870.647psi"
+    assert missing_numbers(source, "σf=55.549Psiiσh=870.647PSi") == []
+    assert missing_numbers(source, "σf=55.549Psiiσh=875.647PSi") == ["870.647", "σh=870.647psi"]
+    # Where case is another quantity it still counts: milli and mega.
+    assert missing_numbers("x2=5mA", "x2=5MA") == ["x2=5mA"]
 
 
 def test_a_numbers_sign_is_part_of_it() -> None:

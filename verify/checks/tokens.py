@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from itemshot.verify.reading.text import compact, has_cjk, normalise
+from itemshot.verify.reading.text import compact, has_cjk, normalise, words
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 
 # A number: optional sign, digits with thousands separators or decimals. Not after a Latin
@@ -64,7 +64,7 @@ def leading_number(token: str) -> str:
 def codes(text: str) -> list[str]:
     """Return words that mix letters and digits (E1, P2.79, G2, 2E3), punctuation stripped."""
     found = []
-    for word in normalise(text).split():
+    for word in words(text):
         word = word.strip(".,;:!?()[]{}\"'")
         # Latin letters only: Japanese runs on without spaces, so a "word" mixing kana and
         # digits is a whole sentence, whose numbers `numbers` checks one by one.
@@ -80,10 +80,14 @@ def missing_numbers(expected: str, observed: str) -> list[str]:
     Numbers are compared as a multiset; codes such as `P2.79` must occur in the
     observed text with spaces ignored.
     """
-    seen = _upright(compact(_ocr_number_fix(observed)))
+    # Letter case aside where it changes no quantity: a handwriting face draws "psi" in
+    # "55.549psi" with capital-sized strokes, and "55.549PSi" says the same.
+    seen = _unit_case(_upright(compact(_ocr_number_fix(observed))))
     # As a multiset too: "N3" changed to "N2" where the text says "N3" again later is missing.
     wanted = Counter(codes(expected))
-    missing = [code for code, count in wanted.items() if seen.count(_upright(code)) < count]
+    missing = [
+        code for code, count in wanted.items() if seen.count(_unit_case(_upright(code))) < count
+    ]
     return _missing_plain_numbers(expected, observed) + missing
 
 

@@ -161,17 +161,22 @@ def word_recall(expected: str, observed: str, min_ratio: float = 85.0) -> float:
     into words (a CJK piece without spaces is one word). A word counts as
     found when it aligns with part of the observed text at `min_ratio` or better.
     """
-    wanted = [
-        w
-        for chunk in expected.split("\n")
-        for w in normalise(chunk).casefold().split()
-        if len(w) >= 2
-    ]
+    wanted = [w for chunk in expected.split("\n") for w in words(chunk.casefold()) if len(w) >= 2]
     if not wanted:
         return 1.0
     seen = compact(observed).casefold()
     found = sum(1 for w in wanted if w in seen or fuzz.partial_ratio(w, seen) >= min_ratio)
     return found / len(wanted)
+
+
+# What separates words: spaces, and a semicolon between list items ("0.6 kg;2*10^6 μg;1" lists
+# three quantities; an engine that reads its ";" as ":" has still read each of them).
+_WORD_BREAK = re.compile(r"[\s;]+")
+
+
+def words(text: str) -> list[str]:
+    """Return the normalised text's words: split at spaces and semicolons."""
+    return [w for w in _WORD_BREAK.split(normalise(text)) if w]
 
 
 def words_and_numbers(text: str) -> str:
