@@ -336,6 +336,23 @@ def test_a_short_option_is_weighed_only_where_it_is_drawn(shown_as: str, settled
     assert (kept.reasons == ()) is settled, kept.region.measures
 
 
+@pytest.mark.parametrize(("shown_as", "settled"), [("2,2", True), ("2,7", False), ("4,2", False)])
+def test_a_short_option_shown_whole_shows_its_numbers(shown_as: str, settled: bool) -> None:
+    # "2,2" read "2.2": its second "2" has no place of its own to be found at, but the option
+    # drawn whole, against every changed digit and the other options, shows both.
+    failed = _result(
+        (
+            Reason("text_mismatch", "option:G", "accuracy 0.67"),
+            Reason("number_missing", "option:G", "2, 2", ("2", "2")),
+            Reason("short_option_missing", "option:G", "2,2"),
+        )
+    )
+    field = Field("option:G", "2,2", (), (), "G")
+    crop = _ink(f"(G)   {shown_as}")
+    kept = settle_by_ink(field, [crop], RECORDED_PX, FAMILY, "(G)", failed, ["4,2", "3,3"])
+    assert (kept.reasons == ()) is settled, kept.region.measures
+
+
 def test_a_token_drawn_like_a_reading_is_reported_as_ambiguous() -> None:
     # Both engines read "9 moI"; this face draws "l" and "I" alike, so the ink cannot tell.
     field = Field("option:D", "9 mol", (), (), "D")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import cache
 
 import numpy as np
 
@@ -177,9 +178,23 @@ def settle_by_ink(
         return bool(holding)
 
     whole = [normalise(t) for t in others if t.strip()]
+
+    @cache  # weighed once, whichever checks ask
+    def text_shown() -> bool:
+        """Return whether the ink shows the field's whole text against its changed digits.
+
+        An option's place could show another option instead; a caption's, no option.
+        """
+        token = normalise(field.text)
+        return shown(token, ink.digit_rivals(token) + (whole if field.letter else []))
+
     kept: list[Reason] = []
     for reason in result.reasons:
-        left = _settle(reason, field, label, shown, whole, formulas_shown)
+        # A short option shown whole, against every changed digit, shows each of its numbers:
+        # "2,2" is drawn as one word, whose second "2" has no place of its own to be found at.
+        if whole_token and reason.code == "number_missing" and text_shown():
+            continue
+        left = _settle(reason, field, label, shown, text_shown, formulas_shown)
         if left is not None:
             kept.append(left)
     if not weighed and not formula_weighed:
@@ -222,12 +237,13 @@ def _settle(
     field: Field,
     label: str,
     shown: Callable[..., bool],
-    others: list[str],
+    text_shown: Callable[[], bool],
     formulas_shown: Callable[[str], bool],
 ) -> Reason | None:
     """Return what of one failed check the ink does not settle (None: all of it).
 
-    `others` are the other options' texts, rivals of a short option's whole text;
+    `text_shown` says whether the ink shows the field's whole text against
+    its changed digits (and an option's, against the other options);
     `formulas_shown` says whether the ink shows every formula holding a token.
     """
     if reason.code == "number_missing":
@@ -278,10 +294,7 @@ def _settle(
         rivals = ink.label_rivals(label, field.letter, LETTERS)
         return None if shown(label, rivals, text=label) else reason
     elif reason.code in ("short_option_missing", "caption_mismatch", "text_mismatch"):
-        token = normalise(field.text)
-        # An option's place could show another option instead; a caption's, no option.
-        rivals = ink.digit_rivals(token) + (others if field.letter else [])
-        return None if shown(token, rivals) else reason
+        return None if text_shown() else reason
     else:
         return reason
     return replace(reason, detail=", ".join(missing), tokens=tuple(missing)) if missing else None
