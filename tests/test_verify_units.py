@@ -472,6 +472,24 @@ def test_a_token_either_engine_reads_is_shown() -> None:
     assert _shared(label, (Reason("letter_mismatch", "option:A", "label read as None"),)) == label
 
 
+def test_a_texts_end_one_engine_reads_is_shown_whatever_the_others_similarity() -> None:
+    """tesseract misses the stem's end ("n=______"); the second engine reads it but garbles a line.
+
+    The end and the word recall are two checks, each passed by one reading.
+    """
+    from itemshot.verify.checks.scoring import ends_reason
+    from itemshot.verify.modes.regions import _shared
+
+    end = ends_reason("question", ["end"])
+    low = Reason("text_mismatch", "question", "word recall 0.70")
+    assert _shared(end, (low,)) is None
+    assert _shared(low, (end,)) is None
+    assert _shared(low, (Reason("text_mismatch", "question", "word recall 0.60"),)) == low
+    both = ends_reason("question", ["start", "end"])
+    kept = _shared(both, (end,))
+    assert kept == end and kept.detail == "end of the text not read"
+
+
 def test_a_token_a_retry_reads_in_its_place_is_shown() -> None:
     """Each re-reading misreads its own token; one misread elsewhere shows nothing."""
     from itemshot.verify.checks.expected import Field

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from itemshot.verify.checks.expected import Field
@@ -52,9 +53,7 @@ def _text_checks(
     ends = missing_ends(field.text, observed, thresholds=thresholds)
     if ends:
         measures["missing_ends"] = ends
-        reasons.append(
-            Reason("text_mismatch", field.name, f"{' and '.join(ends)} of the text not read")
-        )
+        reasons.append(ends_reason(field.name, ends))
     missing = missing_numbers(field.text, observed)
     if missing:
         measures["missing_numbers"] = missing
@@ -72,6 +71,11 @@ def _text_checks(
     reasons.extend(word_reasons(field.name, field.text, observed, "eng", thresholds, words))
     reasons.extend(relation_reasons(field.name, field.text, field.math, observed))
     return score, reasons, measures
+
+
+def ends_reason(name: str, ends: Sequence[str]) -> Reason:
+    """Return the `text_mismatch` reason for a text's unread ends ("start", "end"), its tokens."""
+    return Reason("text_mismatch", name, f"{' and '.join(ends)} of the text not read", tuple(ends))
 
 
 def formula_number_reasons(field: Field, observed: str) -> list[Reason]:

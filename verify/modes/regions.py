@@ -35,6 +35,7 @@ from itemshot.verify.checks.scoring import (
     FORMULA_PREFIX,
     UNREAD_SCRIPT,
     FieldResult,
+    ends_reason,
     formula_number_reasons,
     score_caption,
     score_option,
@@ -393,6 +394,14 @@ def _shared(reason: Reason, others: tuple[Reason, ...]) -> Reason | None:
     nothing is missing).
     """
     same = [o for o in others if o.code == reason.code]
+    if reason.code == "text_mismatch":
+        # A text's ends are checked apart from its similarity: one reading that misses the
+        # end and another that scores low elsewhere have each shown what the other missed.
+        same = [o for o in same if bool(o.tokens) == bool(reason.tokens)]
+        if reason.tokens:
+            missed_ends = {t for o in same for t in o.tokens}
+            common_ends = [t for t in reason.tokens if t in missed_ends]
+            return ends_reason(reason.region, common_ends) if common_ends else None
     if reason.code not in TOKEN_CODES:
         return reason if same else None
     if not same and reason.code != "unit_missing":
