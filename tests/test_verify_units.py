@@ -344,6 +344,15 @@ def test_units_are_not_the_next_sentence() -> None:
     assert number_units("see Figure 1 What is 5 cm or 100 kPa?") == ["5cm", "100kPa"]
 
 
+def test_a_common_word_after_a_number_is_no_unit() -> None:
+    # "only", "per", "and" are words of the sentence; "mm", "min", "cups" are units however
+    # often written, and a unit counted a word ("5 in") is still checked as a word.
+    from itemshot.verify.checks.tokens import number_units
+
+    assert number_units("Statements 1 and 3 only, 10 per box, 5 in all") == []
+    assert number_units("5 mm, 3 min, 4 cups, 1 mA") == ["5mm", "3min", "4cups", "1mA"]
+
+
 def test_edge_width_grows_with_blur_and_text_too_small_follows_geometry() -> None:
     """Crisp text rises over about a pixel; a Gaussian blur widens its edges in proportion."""
     import cv2

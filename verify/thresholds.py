@@ -58,6 +58,8 @@ class Thresholds:
       its accuracy covers them.
     - `short_option_chars` (12): an option of at most this many characters (spaces aside)
       must be read exactly, whole (`short_option_missing`).
+    - `unit_word_zipf` (5.4): letters after a number as common as this (`wordfreq` Zipf,
+      English) are a word of the sentence ("3 only", "10 per box"), not the number's unit.
 
     Glyphs a face draws alike (`verify.checks.glyphs`: a text read as the face draws it):
 
@@ -174,6 +176,7 @@ class Thresholds:
     ends_min_chars: float = 6.0
     ends_from_chars: float = 24.0
     short_option_chars: float = 12.0
+    unit_word_zipf: float = 5.4
     # Glyphs a face draws alike
     glyph_min_similarity: float = 0.85
     glyph_max_height_ratio: float = 1.25

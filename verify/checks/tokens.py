@@ -6,6 +6,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from itemshot.verify.checks.meaning import zipf
 from itemshot.verify.reading.text import compact, has_cjk, normalise, words
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 
@@ -16,12 +17,8 @@ _NUMBER = re.compile(r"(?<![A-Za-z0-9_.])[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?
 # A unit right after a number: short letter run, maybe with / or ^ and a digit.
 # Only ASCII units: symbols such as Ω or μ are outside what tesseract's models read reliably.
 _UNIT = re.compile(r"\s?(%|°[CF]?|[A-Za-z]{1,4}(?:/[A-Za-z]{1,4})?(?:\^?\d)?)(?![A-Za-z])")
-# A capitalised word after a number starts a sentence ("Figure 1 What …"); it is no unit,
-# nor is a short word of the sentence ("Figures 1 and 2", "5 of them", "10 per box").
-_WORD = re.compile(
-    r"[A-Z][a-z]{2,3}|If|It|In|Is|On|Of|Or|At|As|An|To|By|So|We"
-    r"|and|or|of|to|is|at|the|per|for|on|by|as|if|an|are|was|with"
-)
+# A capitalised word after a number starts a sentence ("Figure 1 What …"); it is no unit.
+_SENTENCE_START = re.compile(r"[A-Z][a-z]{2,3}")
 # Where a number starts in compact text (spaces removed): after no digit, and after no
 # point or comma that follows one ("W.C.B. 7°" compacts to "W.C.B.7°", whose 7 starts one).
 NUMBER_START = r"(?<!\d)(?<!\d[.,])"
@@ -41,7 +38,7 @@ def numbers(text: str) -> list[str]:
     return [m.group(0).lstrip("+") for m in _NUMBER.finditer(normalise(text))]
 
 
-def number_units(text: str) -> list[str]:
+def number_units(text: str, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[str]:
     """Return `number+unit` strings (without spaces) where a unit follows a number."""
     found: list[str] = []
     # Line by line: a field's text has a line break where a formula stood ("-1 $\\le$ x"),
@@ -50,9 +47,21 @@ def number_units(text: str) -> list[str]:
         norm = normalise(line)
         for match in _NUMBER.finditer(norm):
             unit = _UNIT.match(norm, match.end())
-            if unit and not _WORD.fullmatch(unit.group(1)):
+            if unit and not _is_word(unit.group(1), thresholds):
                 found.append((match.group(0) + unit.group(1)).lstrip("+"))
     return found
+
+
+def _is_word(letters: str, thresholds: Thresholds) -> bool:
+    """Return whether the letters after a number are a word of the sentence, not its unit.
+
+    A word as common as `unit_word_zipf` ("Figures 1 and 2", "3 only", "10 per box")
+    is one; no unit symbol is that common ("mm" 4.7, "min" 4.4, "cup" 5.1), and a
+    unit counted a word ("5 in", "3 days") is still checked as a word, its number as a number.
+    """
+    if _SENTENCE_START.fullmatch(letters):
+        return True
+    return len(letters) >= 2 and zipf(letters.casefold(), "en") >= thresholds.unit_word_zipf
 
 
 def leading_number(token: str) -> str:
