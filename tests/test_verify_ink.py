@@ -353,6 +353,37 @@ def test_a_short_option_shown_whole_shows_its_numbers(shown_as: str, settled: bo
     assert (kept.reasons == ()) is settled, kept.region.measures
 
 
+MONO = "DejaVu Sans Mono"  # at 11 px its "(H)" and "(M)" differ by a stroke the ink barely shows
+
+
+def _mono_label(text: str) -> np.ndarray:
+    font = ImageFont.truetype(font_file(MONO), 11)
+    image = Image.new("L", (int(font.getlength(text)) + 24, 22), 255)
+    ImageDraw.Draw(image).text((12, 3), text, fill=20, font=font)
+    return np.asarray(image.filter(ImageFilter.GaussianBlur(0.8)))
+
+
+@pytest.mark.skipif(font_file(MONO) is None, reason="fonts-dejavu missing")
+@pytest.mark.parametrize(
+    ("drawn", "letters", "settled"),
+    [
+        ("(H)", "ABCDEFGHIJ", True),
+        ("(H)", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", False),
+        ("(J)", "ABCDEFGHIJ", False),
+    ],
+)
+def test_a_labels_rivals_are_the_items_other_letters(
+    drawn: str, letters: str, settled: bool
+) -> None:
+    # A label tells its option from the item's others: "(M)", which no option of a ten-option
+    # item has, names none of them; "(J)" drawn in H's place names another option.
+    failed = _result((Reason("letter_mismatch", "option:H", "label read as None"),))
+    field = Field("option:H", "the cell wall", (), (), "H")
+    crop = _mono_label(f"{drawn}   the cell wall")
+    kept = settle_by_ink(field, [crop], 11.0, MONO, "(H)", failed, (), DEFAULT_THRESHOLDS, letters)
+    assert (kept.reasons == ()) is settled, kept.region.measures
+
+
 def test_a_token_drawn_like_a_reading_is_reported_as_ambiguous() -> None:
     # Both engines read "9 moI"; this face draws "l" and "I" alike, so the ink cannot tell.
     field = Field("option:D", "9 mol", (), (), "D")

@@ -299,8 +299,9 @@ def _by_ink(
     label = crops[0].region.label
     others = [o.text for o in options if o.name != field.name]
     # The ink is drawn in the face at the size it was set at (see `Region.drawn_px`).
+    letters = "".join(o.letter for o in options)
     settled = settle_by_ink(
-        field, raw, crops[0].drawn_px, family, label, result, others, thresholds
+        field, raw, crops[0].drawn_px, family, label, result, others, thresholds, letters
     )
     return field, crops, settled
 

@@ -56,13 +56,15 @@ def settle_by_ink(
     result: FieldResult,
     others: Sequence[str] = (),
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    letters: str = LETTERS,
 ) -> FieldResult:
     """Return the field's result with every token check its ink settles passed.
 
     `crops` are the field's normalised crops (dark ink on white) at
     `font_px`, `family` the face that drew most of its glyphs, `label` the
     option's drawn label ("(A)") and `others` the item's other options'
-    texts: what a short option's place could show instead (swapped options).
+    texts: what a short option's place could show instead (swapped options);
+    `letters` the item's option letters, what a label could show instead.
     A formula's number is asked of its formula's drawing instead
     (`formula_ink`). The evidence is weighed by `thresholds` (its `ink_*` and
     `formula_ink_*` fields). What was weighed is recorded in the region's
@@ -194,7 +196,7 @@ def settle_by_ink(
         # "2,2" is drawn as one word, whose second "2" has no place of its own to be found at.
         if whole_token and reason.code == "number_missing" and text_shown():
             continue
-        left = _settle(reason, field, label, shown, text_shown, formulas_shown)
+        left = _settle(reason, field, label, letters, shown, text_shown, formulas_shown)
         if left is not None:
             kept.append(left)
     if not weighed and not formula_weighed:
@@ -236,6 +238,7 @@ def _settle(
     reason: Reason,
     field: Field,
     label: str,
+    letters: str,
     shown: Callable[..., bool],
     text_shown: Callable[[], bool],
     formulas_shown: Callable[[str], bool],
@@ -291,7 +294,9 @@ def _settle(
         if not label or field.letter not in label:
             return reason
         # A label is drawn alone: every rival is a label too, so it cannot be found elsewhere.
-        rivals = ink.label_rivals(label, field.letter, LETTERS)
+        # Its rivals are the item's other letters: a label tells its option from the others,
+        # and a letter no option has ("(T)" for a thin "(I)") names none of them.
+        rivals = ink.label_rivals(label, field.letter, letters)
         return None if shown(label, rivals, text=label) else reason
     elif reason.code in ("short_option_missing", "caption_mismatch", "text_mismatch"):
         return None if text_shown() else reason
