@@ -30,6 +30,7 @@ from itemshot.verify.checks.meaning import (
     align,
     findings,
     negated_by_prefix,
+    respelled,
     split_words,
     token_shown,
     word_reasons,
@@ -127,6 +128,19 @@ def test_a_negating_prefix_read_where_the_source_has_none_changes_the_word() -> 
     assert negated_by_prefix("index", "dex", "en") is None
     assert negated_by_prefix("unit", "it", "en") is None
     assert findings("Which statement is correct?", "Which statement is covvect?") == []
+
+
+def test_a_reading_one_glyph_from_another_word_stands_for_that_word() -> None:
+    # A handwritten "growth" read "gvowth": no word, but one glyph from "growth" and six from
+    # the source's "vessel". The ink then weighs "growth" against the source's drawing.
+    (found,) = findings("new blood vessel formation", "new blood gvowth formation")
+    assert (found.code, found.word, found.read) == (ReasonCode.WORD_CHANGED, "vessel", "growth")
+    assert respelled("vessel", "gvowth", "en") == "growth"
+    # A misread of the source word itself is nearer the source than any other word.
+    assert findings("new blood vessel formation", "new blood vcssel formation") == []
+    assert respelled("treatment", "treatmcnt", "en") is None
+    # A short reading is too often one glyph from some word.
+    assert respelled("cell", "ceil", "en") is None
 
 
 def test_misread_glyphs_are_no_other_word() -> None:

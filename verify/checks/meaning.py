@@ -356,9 +356,74 @@ def findings(
                 )
         elif changed_to(place.word, place.read, language, thresholds, vocabulary):
             found.append(WordFinding(ReasonCode.WORD_CHANGED, place.index, place.word, place.read))
-        elif rival := negated_by_prefix(place.word, place.read, language, thresholds):
+        elif rival := _rival_misread(place, language, thresholds, vocabulary):
             found.append(WordFinding(ReasonCode.WORD_CHANGED, place.index, place.word, rival))
     return found
+
+
+def _rival_misread(
+    place: Placed, language: str, thresholds: Thresholds, vocabulary: frozenset[str]
+) -> str | None:
+    """Return the other word a reading that is no word of its own stands for, if any."""
+    read = place.read or ""
+    return negated_by_prefix(place.word, read, language, thresholds) or respelled(
+        place.word, read, language, thresholds, vocabulary
+    )
+
+
+def respelled(
+    word: str,
+    read: str,
+    language: str,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    vocabulary: frozenset[str] = frozenset(),
+) -> str | None:
+    """Return the other word a reading that is no word misspells by one glyph, nearer than the source's.
+
+    A handwritten "growth" read "gvowth" is no word, so `changed_to` sees no
+    other word; but one glyph from "growth" and six from "vessel", it is what
+    a misread "growth" looks like, not a misread "vessel". That other word
+    is the rival the ink then weighs against the source's drawing (the most
+    common such word; the source's own look-alikes are none).
+    """
+    if plausible(read, language, thresholds) or len(read) < thresholds.meaning_min_letters:
+        return None
+    near = _source_distance(word, read)
+    rivals = [
+        w
+        for w in _one_glyph_off(fold_word(read), language, thresholds)
+        if near - Levenshtein.distance(fold_word(w), fold_word(read))
+        >= thresholds.meaning_min_edits
+        and changed_to(word, w, language, thresholds, vocabulary)
+    ]
+    return max(rivals, key=lambda w: (zipf(w, language), w)) if rivals else None
+
+
+def _source_distance(word: str, read: str) -> int:
+    return Levenshtein.distance(fold_word(word), fold_word(read))
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _one_glyph_off(read: str, language: str, thresholds: Thresholds) -> list[str]:
+    """Return the common words one glyph (dropped, added, replaced or swapped) from `read`."""
+    cuts = [(read[:k], read[k:]) for k in range(len(read) + 1)]
+    spelt = {a + b[1:] for a, b in cuts if b}
+    spelt |= {a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1}
+    spelt |= {a + c + b[1:] for a, b in cuts if b for c in _LETTERS}
+    spelt |= {a + c + b for a, b in cuts for c in _LETTERS}
+    common = _common_words(language, thresholds.meaning_word_zipf)
+    return sorted(w for w in spelt if w in common and w != read)
+
+
+@lru_cache(maxsize=4)
+def _common_words(language: str, min_zipf: float) -> frozenset[str]:
+    """Return the language's words at least as common as `min_zipf` (`wordfreq`'s list)."""
+    from wordfreq import get_frequency_dict
+
+    least = 10 ** (min_zipf - 9)  # Zipf is log10 of the frequency per billion words
+    return frozenset(w for w, f in get_frequency_dict(language).items() if f >= least)
 
 
 # Prefixes that turn a word into its opposite: "correct" and "incorrect" ask opposite things.
