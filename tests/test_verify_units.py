@@ -350,6 +350,7 @@ def test_a_common_word_after_a_number_is_no_unit() -> None:
     from itemshot.verify.checks.tokens import number_units
 
     assert number_units("Statements 1 and 3 only, 10 per box, 5 in all") == []
+    assert number_units("the 1st measure of the 5th line") == []
     assert number_units("5 mm, 3 min, 4 cups, 1 mA") == ["5mm", "3min", "4cups", "1mA"]
 
 

@@ -19,6 +19,8 @@ _NUMBER = re.compile(r"(?<![A-Za-z0-9_.])[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?
 _UNIT = re.compile(r"\s?(%|°[CF]?|[A-Za-z]{1,4}(?:/[A-Za-z]{1,4})?(?:\^?\d)?)(?![A-Za-z])")
 # A capitalised word after a number starts a sentence ("Figure 1 What …"); it is no unit.
 _SENTENCE_START = re.compile(r"[A-Z][a-z]{2,3}")
+# "5th", "1st": an ordinal's suffix is part of its word, checked with it as a code.
+_ORDINAL_SUFFIXES = frozenset({"st", "nd", "rd", "th"})
 # Where a number starts in compact text (spaces removed): after no digit, and after no
 # point or comma that follows one ("W.C.B. 7°" compacts to "W.C.B.7°", whose 7 starts one).
 NUMBER_START = r"(?<!\d)(?<!\d[.,])"
@@ -55,11 +57,12 @@ def number_units(text: str, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list
 def _is_word(letters: str, thresholds: Thresholds) -> bool:
     """Return whether the letters after a number are a word of the sentence, not its unit.
 
-    A word as common as `unit_word_zipf` ("Figures 1 and 2", "3 only", "10 per box")
-    is one; no unit symbol is that common ("mm" 4.7, "min" 4.4, "cup" 5.1), and a
-    unit counted a word ("5 in", "3 days") is still checked as a word, its number as a number.
+    A word as common as `unit_word_zipf` ("Figures 1 and 2", "3 only", "10 per
+    box") is one, and so is an ordinal's suffix ("5th"); no unit symbol is that
+    common ("mm" 4.7, "min" 4.4, "cup" 5.1), and a unit counted a word ("5 in",
+    "3 days") is still checked as a word, its number as a number.
     """
-    if _SENTENCE_START.fullmatch(letters):
+    if _SENTENCE_START.fullmatch(letters) or letters in _ORDINAL_SUFFIXES:
         return True
     return len(letters) >= 2 and zipf(letters.casefold(), "en") >= thresholds.unit_word_zipf
 
