@@ -175,6 +175,9 @@ def test_a_code_shows_its_upright_strokes_whichever_an_engine_reads() -> None:
     assert missing_numbers("l.(a) =2(a);l(b)<l,(b)", "I.(a) =2(a);1(b)<1,(b)") == []
     assert missing_numbers("1-IV, 2-II", "1-lV, 2-1l") == []
     assert missing_numbers("1-IV, 2-II", "1-lV, 3-1l") == ["2", "2-II"]
+    # Nor an O from a 0: a subscript zero is read as a letter ("P0" read "PO").
+    assert missing_numbers("air at P0, T0 with", "air at PO, To with") == []
+    assert missing_numbers("air at P0, T0 with", "air at P8, TO with") == ["P0"]
 
 
 def test_a_semicolon_separates_the_quantities_it_lists() -> None:

@@ -94,22 +94,24 @@ def missing_numbers(expected: str, observed: str) -> list[str]:
     """
     # Letter case aside where it changes no quantity: a handwriting face draws "psi" in
     # "55.549psi" with capital-sized strokes, and "55.549PSi" says the same.
-    seen = _unit_case(_upright(compact(_ocr_number_fix(observed))))
+    seen = _unit_case(_code_glyphs(compact(_ocr_number_fix(observed))))
     # As a multiset too: "N3" changed to "N2" where the text says "N3" again later is missing.
     wanted = Counter(codes(expected))
     missing = [
-        code for code, count in wanted.items() if seen.count(_unit_case(_upright(code))) < count
+        code for code, count in wanted.items() if seen.count(_unit_case(_code_glyphs(code))) < count
     ]
     return _missing_plain_numbers(expected, observed) + missing
 
 
-# One upright stroke, whichever character it is: in a code ("l(b)", "2-II") no reader tells
-# a lowercase l, a capital I and a digit 1 apart by anything but the face's serifs.
-_UPRIGHT = str.maketrans({"l": "1", "I": "1", "|": "1"})
+# Glyphs a code is read with whichever character they are: in a code ("l(b)", "2-II") no
+# reader tells a lowercase l, a capital I and a digit 1 apart by anything but the face's
+# serifs, nor an O from a 0 ("P0" read "PO", a subscript zero read as a letter) by more than
+# its width.
+_CODE_ALIKE = str.maketrans({"l": "1", "I": "1", "|": "1", "O": "0", "o": "0"})
 
 
-def _upright(text: str) -> str:
-    return text.translate(_UPRIGHT)
+def _code_glyphs(text: str) -> str:
+    return text.translate(_CODE_ALIKE)
 
 
 def _places(expected: str, token: str) -> list[str]:
