@@ -239,6 +239,11 @@ def _same(a: str, b: str) -> bool:
     return fold_word(a) == fold_word(b)
 
 
+def _edits(a: str, b: str) -> int:
+    """Return the characters two words differ by, OCR look-alikes folded."""
+    return Levenshtein.distance(fold_word(a), fold_word(b))
+
+
 @lru_cache(maxsize=65536)
 def zipf(word: str, language: str) -> float:
     """Return the word's Zipf frequency in the language (0 for a word never seen)."""
@@ -285,7 +290,7 @@ def changed_to(
         return False
     # One character off ("lover" for "lower") in a long word is a misread glyph as often as
     # another word; a critical word has no such slack: "most" and "host" are both read.
-    edits = Levenshtein.distance(fold_word(word), fold_word(read))
+    edits = _edits(word, read)
     return edits >= thresholds.meaning_min_edits or word in CRITICAL
 
 
@@ -388,19 +393,14 @@ def respelled(
     """
     if plausible(read, language, thresholds) or len(read) < thresholds.meaning_min_letters:
         return None
-    near = _source_distance(word, read)
+    near = _edits(word, read)
     rivals = [
         w
         for w in _one_glyph_off(fold_word(read), language, thresholds)
-        if near - Levenshtein.distance(fold_word(w), fold_word(read))
-        >= thresholds.meaning_min_edits
+        if near - _edits(w, read) >= thresholds.meaning_min_edits
         and changed_to(word, w, language, thresholds, vocabulary)
     ]
     return max(rivals, key=lambda w: (zipf(w, language), w)) if rivals else None
-
-
-def _source_distance(word: str, read: str) -> int:
-    return Levenshtein.distance(fold_word(word), fold_word(read))
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
