@@ -167,6 +167,20 @@ def test_a_reason_names_its_words_as_tokens_a_settler_can_drop() -> None:
     assert word_reasons("question", "最も多い", "最も少ない", "jpn") == []
 
 
+def test_a_word_is_shown_only_where_a_neighbour_places_it() -> None:
+    # A box that takes in a figure placeholder below the stem: the engine garbled the
+    # stem's end, and the alignment puts the placeholder's "not" in the dropped "not"'s place.
+    text = "As innovation adds more functions, which of the following options is not a result?"
+    index = split_words(text).index("not")
+    garbled = "As innovation adds more rs a it? Figure 1 (image not available)"
+    assert not token_shown(text, f"not@{index}", [garbled])
+    # Read in place, between its own words, a misread glyph or so around it, it is shown.
+    assert token_shown(text, f"not@{index}", ["options is not a resu1t"])
+    assert token_shown(text, f"not@{index}", ["optlons ls not"])
+    # A one-word field has no neighbour to ask.
+    assert token_shown("None", "none@0", ["(A) None"])
+
+
 def test_an_options_label_is_no_word_that_shows_a_dropped_one() -> None:
     # Option B with its second "not" dropped, as the two engines read it: each reading
     # lacks one "not"; tesseract's label "B" must not shift its words onto the source's.

@@ -81,6 +81,8 @@ ADDED_CRITICAL = NEGATIONS
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*")
 GAP = 1.0  # cost of a word one side has and the other does not
 MAX_BLOCK = 6400  # word pairs: an unshared stretch of 80 x 80 words is aligned, no longer
+# A neighbour that places a word: read with at most one edit per this many letters.
+NEIGHBOUR_MISREAD = 3
 LENGTH_PREFERENCE = 0.01  # a like-length pairing is this much cheaper: breaks ties only
 LANGUAGES = {"eng": "en"}  # tesseract language -> wordfreq language; others are not accounted
 
@@ -505,10 +507,24 @@ def token_shown(text: str, token: str, readings: Sequence[str]) -> bool:
             if not any(p.index < 0 and p.read == word for p in placed):
                 return True
             continue
-        for place in placed:
-            if place.index == index and place.read is not None and _same(place.read, word):
-                return True
+        at_index = {p.index: p for p in placed if p.index >= 0}
+        place = at_index.get(index)
+        if place is None or place.read is None or not _same(place.read, word):
+            continue
+        neighbours = [at_index[i] for i in (index - 1, index + 1) if i in at_index]
+        # The word must be read where the source has it, not merely aligned there: a "not"
+        # from a figure's "(image not available)" lands in a dropped "not"'s place when
+        # nothing around it is read. A neighbour read as itself places it.
+        if not neighbours or any(_read_as_itself(n) for n in neighbours):
+            return True
     return False
+
+
+def _read_as_itself(place: Placed) -> bool:
+    """Return whether a source word's place holds that word, a misread glyph or so aside."""
+    if place.read is None:
+        return False
+    return _edits(place.read, place.word) <= len(place.word) // NEIGHBOUR_MISREAD
 
 
 WORD_CODES = (ReasonCode.WORD_CHANGED, ReasonCode.WORD_DROPPED, ReasonCode.WORD_ADDED)
