@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
+from itemshot.fonts.catalogue import STYLES, choose_fonts
+from itemshot.fonts.files import font_file as weighted_file
 from itemshot.verify.checks.fonts import font_file
 from itemshot.verify.settlers.drawn_face import (
     DrawnFace,
@@ -20,9 +22,9 @@ from itemshot.verify.thresholds import DEFAULT_THRESHOLDS
 WORDS = ("Panning", "motion", "effect")
 
 
-def _ink(word: str, family: str, size: int) -> np.ndarray:
+def _ink(word: str, family: str, size: int, weight: int | None = None) -> np.ndarray:
     """Return `word` drawn in `family` at `size` px, dark on white, with a margin."""
-    path = font_file(family)
+    path = font_file(family) if weight is None else weighted_file(family, weight)[0]
     assert path is not None, family
     font = ImageFont.truetype(path, size)
     width = round(font.getlength(word)) + size
@@ -42,6 +44,18 @@ def test_the_face_that_drew_the_words_is_told_from_their_ink(family: str) -> Non
     assert abs(face.size - drawn) <= 1
     assert face.drawn_px(estimated) == pytest.approx(face.size)
     assert face.score - face.runner_up_score >= DEFAULT_THRESHOLDS.face_lead
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_every_style_roles_face_is_told_at_the_weight_it_is_drawn(style: str) -> None:
+    # The "thin" role draws Noto Sans CJK JP at 300: weighed only against its regular
+    # and bold files, its strokes fit no face well enough to name one.
+    face = choose_fonts(style, "en").faces[0]
+    drawn, estimated = 16, 19.0
+    words = ("depolarization", "concentration", "overshooting")
+    probes = [Probe(w, _ink(w, face.family, drawn, face.weight), estimated) for w in words]
+    found = identify_face(probes, estimated, "en", DEFAULT_THRESHOLDS)
+    assert found is not None and found.family == face.family
 
 
 def test_no_face_is_claimed_for_ink_no_catalogue_face_drew() -> None:

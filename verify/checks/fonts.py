@@ -9,6 +9,7 @@ from pathlib import Path
 
 from fontTools.ttLib import TTFont
 
+from itemshot.fonts.catalogue import all_faces
 from itemshot.fonts.files import FontMissing
 from itemshot.fonts.files import font_file as installed_font
 
@@ -42,12 +43,22 @@ def face_files(family: str) -> tuple[str, ...]:
     is not installed (fontconfig would substitute another: that is refused).
     """
     found: list[str] = []
-    for weight in (400, 700):
+    for weight in _weights(family):
         with contextlib.suppress(FontMissing):
             path = installed_font(family, weight)[0]
             if path not in found:
                 found.append(path)
     return tuple(found)
+
+
+def _weights(family: str) -> tuple[int, ...]:
+    """Return the weights a page may draw `family` at: regular, bold and any a style role sets.
+
+    The "thin" role draws Noto Sans CJK JP at 300: weighed against its
+    regular file, thin strokes match a drawing too heavy for them.
+    """
+    roles = {face.weight for face in all_faces() if face.family == family}
+    return tuple(sorted({400, 700} | roles, key=lambda w: (w != 400, w)))
 
 
 @lru_cache(maxsize=128)
