@@ -41,7 +41,8 @@ CASES = (  # (item, scene): what each one exercises
 
 @given(
     letter=st.sampled_from(LETTERS),
-    opening=st.sampled_from(["", "(", "((", "[", "‘("]),
+    # A rule the label stands against may be read in front of its bracket: "\(A)", "|(A)".
+    opening=st.sampled_from(["", "(", "((", "[", "‘(", "\\(", "|(", "/["]),
     closing=st.sampled_from([")", ".", ":", "]"]),
     rest=st.text(alphabet="Oslo0.5A", max_size=6),
 )
@@ -56,7 +57,8 @@ def test_label_misreadings_are_read_and_ordinary_words_are_not() -> None:
     assert {word: word_label(word) for word in misread} == {
         word: (letter, "") for word, letter in misread.items()
     }
-    for word in ("(Ab)", "(a)", "i.e.", "e.g.", "Oslo", "(12)", "x"):
+    # A rule's glyph counts only in front of a bracket: "/A." and "\\B)" are no labels.
+    for word in ("(Ab)", "(a)", "i.e.", "e.g.", "Oslo", "(12)", "x", "/A.", "\\B)"):
         assert word_label(word) is None, word
 
 

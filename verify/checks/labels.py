@@ -11,8 +11,9 @@ _LABEL = re.compile(r"^\s*[\(\[{<]?\s*([A-Za-z0-9|!\]]{1,2})\s*[\)\]}>.:]\s*")
 _LABEL_SPACE = re.compile(r"^\s*[\(\[{<]\s*([A-Za-z0-9|!\]])\s+")
 # What specks, dust and a box's edge read as in front of a label: marks, never a letter.
 _LEADING_MARKS = re.compile(r"^[\s.,;:'\"`‘’“”„«»\-–—·•*~_]+")
-# A whole OCR word that is a label; a box's rounded edge or a quote may stick to its front.
-_WORD_LABEL = re.compile(r"^[\(\[‘'`]{0,2}([A-Za-z1|!©])([a-z]?)[\)\].:](.*)$")
+# A whole OCR word that is a label; a box's rounded edge or a quote may stick to its front,
+# and so may a rule it stands against, before its bracket ("\(A)": a notebook's margin line).
+_WORD_LABEL = re.compile(r"^(?:[\\|/](?=[\(\[]))?[\(\[‘'`]{0,2}([A-Za-z1|!©])([a-z]?)[\)\].:](.*)$")
 # Lower-case readings of a label letter: "l" for I, and letters shaped like their capitals.
 _LOWER_READINGS = "lcosuvwxz"
 
