@@ -357,8 +357,9 @@ def test_options_enumerating_their_parts_are_read_whole_not_cut_at_each_part() -
         "B": "(1)$38,000 (2)81,000",
         "C": "(1)$36,500 ; (2)78,000",
     }
-    # Unaware of the item's words, the reading takes the wrapped part for the next label.
-    blind = option_labels(found, ["A", "B", "C"])
+    # Unaware of the item's words, with a fourth option's label unread, the reading takes
+    # the wrapped part for that label.
+    blind = option_labels(found, ["A", "B", "C", "D"])
     assert option_readings(found, blind.assigned["A"], blind) == ["(1)$37,000 ;"]
 
 
@@ -379,3 +380,20 @@ def test_options_naming_drawings_in_brackets_are_text_mid_line_and_labels_at_its
         for letter, anchor in labels.assigned.items()
     }
     assert readings == {"A": "(a), (b) and (c)", "B": "(f)", "C": "(b)"}
+
+
+def test_a_wrapped_row_shaped_like_a_label_runs_on_once_every_option_has_its_label() -> None:
+    # "l(b)>2,(b)" wraps its "(b)" under the label: with a label for every option, that
+    # row is the option's own text, not the next option's label.
+    found = [
+        *_row(0, 0, [(0, "Which"), (60, "moment?")]),
+        *_row(40, 1, [(0, "(A)"), (40, "l(a)>2,"), (400, "(B)"), (440, "l(b)=2")]),
+        *_row(70, 2, [(0, "(b)")]),
+        *_row(110, 3, [(0, "(C)"), (40, "l(a)<2"), (400, "(D)"), (440, "l(b)<2")]),
+    ]
+    labels = option_labels(found, LETTERS)
+    assert "l(a)>2, (b)" in option_readings(found, labels.assigned["A"], labels)
+    # While an option has no label, a row opening so may be that option's.
+    three = option_labels([w for w in found if w.text != "(D)"], LETTERS)
+    assert not three.complete
+    assert "l(a)>2, (b)" not in option_readings(found, three.assigned["A"], three)

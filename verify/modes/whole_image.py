@@ -375,6 +375,9 @@ class OptionLabels:
     # Words shaped like a label that are the item's own text ("(2)79,000" wrapped onto a
     # line of its own): they neither end an option nor open the next one.
     written: frozenset[int] = frozenset()
+    # Every option letter has its label: a row opening with another word shaped like one
+    # ("(b)" wrapped from "l(b)>2,(b)") is no further option's.
+    complete: bool = False
 
     def right(self, anchor: Anchor) -> float:
         """Return where the option column of `anchor` ends: at the next column's labels."""
@@ -423,7 +426,8 @@ def option_labels(
     assigned = bind_by_position(assigned, spare + shapes, letters)
     stops = {a.index for a in anchors if a.letter in letters}
     stops |= {a.index for a in assigned.values()}
-    return OptionLabels(assigned, stops, anchors, written)
+    complete = set(letters) <= assigned.keys()
+    return OptionLabels(assigned, stops, anchors, written, complete)
 
 
 def _label_rest(text: str) -> str:
@@ -464,7 +468,8 @@ def option_lines(found: list[Word], anchor: Anchor, labels: OptionLabels) -> lis
     columns as one line): the next row of words below, close under the
     previous line, within the option's column (from under its label to the
     next column's labels), up to a column gap; it ends the option when it
-    holds a label or opens with a word shaped like one, or when the text
+    holds a label or, while some option has no label, opens with a word
+    shaped like one, or when the text
     runs on to its left (a paragraph, not a wrapped option). A word of the
     item's own text (`labels.written`) is no label however it is shaped.
     """
@@ -478,7 +483,8 @@ def option_lines(found: list[Word], anchor: Anchor, labels: OptionLabels) -> lis
         line = _wrapped_line(found, middle, label.height, label.left - label.height, right, taken)
         if not line or any(i in stops for i in line):
             break
-        if line[0] not in labels.written and _opens_with_label(found[line[0]].text):
+        shaped = line[0] not in labels.written and _opens_with_label(found[line[0]].text)
+        if shaped and not labels.complete:
             break
         lines.append(line)
         taken.update(line)
