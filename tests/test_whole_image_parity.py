@@ -188,8 +188,10 @@ def test_fields_are_located_where_their_words_stand_for_the_region_audit() -> No
     assert sorted(regions) == ["option:A", "option:B", "option:C", "option:D", "question"]
     margin = 0.35 * HEIGHT
     assert regions["question"].box == (0.0, 0.0, 110 + margin, 20 + margin)  # not the header
-    # Option A: its label, its first line and the line it wraps onto, not column B's words.
-    assert regions["option:A"].box == (0.0, 40 - margin, 110 + margin, 90 + margin)
+    # Option A: its label, its first line and the line it wraps onto, not column B's words,
+    # with room after its last word read for what no engine read (`UNREAD_ROOM` heights).
+    room = 4.0 * HEIGHT
+    assert regions["option:A"].box == (0.0, 40 - margin, 110 + room + margin, 90 + margin)
     assert regions["option:B"].box[0] == 400 - margin
     assert regions["option:A"].letter == "A"
     assert regions["option:A"].font_px == HEIGHT / 0.75
@@ -312,6 +314,9 @@ def test_an_options_text_is_not_found_inside_another_options_words() -> None:
         "sin",
         "t",
     ]
+    # So it is glued to a label that lost its closing bracket: a serif "(I) 130" read "(D130".
+    half = [*_row(0, 0, [(0, "(D130"), (60, "hp")])]
+    assert [w.text for w in _words_showing("130 hp", half, DEFAULT_THRESHOLDS)] == ["(D130", "hp"]
 
 
 def test_a_missing_figures_placeholder_is_no_word_of_the_stem() -> None:
@@ -397,3 +402,19 @@ def test_a_wrapped_row_shaped_like_a_label_runs_on_once_every_option_has_its_lab
     three = option_labels([w for w in found if w.text != "(D)"], LETTERS)
     assert not three.complete
     assert "l(a)>2, (b)" not in option_readings(found, three.assigned["A"], three)
+
+
+def test_a_located_option_has_room_for_an_end_no_engine_read_up_to_the_next_column() -> None:
+    # "C < B < A" read "C <2B": its last glyphs stand right of the last word read. The box
+    # takes in room for them, and stops short of the next column's labels.
+    found = [
+        *_row(0, 0, [(0, "Rank"), (60, "them:")]),
+        *_row(40, 1, [(0, "(A)"), (40, "C"), (60, "<2B"), (150, "(B)"), (190, "B<C<A")]),
+        *_row(70, 2, [(0, "(C)"), (40, "A<C<B"), (150, "(D)"), (190, "B<A<C")]),
+    ]
+    item = Item("rank", "Rank them:", ("C < B < A", "B < C < A", "A < C < B", "B < A < C"), 0)
+    labels = option_labels(found, LETTERS)
+    boxes = {r.name: r.box for r in locate_fields(found, labels, 1.0, item, (400, 800))}
+    last_read = 60 + 10 * len("<2B")
+    assert last_read + 2 * HEIGHT < boxes["option:A"][2] <= 150
+    assert boxes["option:B"][2] >= 190 + 10 * len("B<C<A") + 2 * HEIGHT

@@ -93,7 +93,7 @@ STEM_LINE_SHARE = 0.5  # a line of the stem: at least this share of its words ar
 FORMULA_ROOM = 0.5  # em around a field's words where its formulas may reach
 STEM_WRAP_GAP = 0.8  # word heights of blank between a stem line and the one it wraps onto
 LABEL_ROOM = 3.0  # word heights left of an option's first word that its label may take
-EMPTY_OPTION_ROOM = 4.0  # word heights right of a label with no text read: a short option's
+UNREAD_ROOM = 4.0  # word heights right of an option's last word read: what no engine read
 LABEL_CHARS = 5  # a word this short just before an option's text is its label, misread
 WINDOW_TRIES = 3  # runs tried, best first, before a field is not found by its text
 MASK = "\x00"  # stands for a rejected run's characters: it matches none of a field's
@@ -715,11 +715,12 @@ def locate_fields(
         option = option_lines(found, anchor, labels)
         label_word = found[anchor.index]
         there = [label_word, *(found[i] for line in option for i in line)]
-        right = -math.inf
-        # No text read after the label: room for a short one no engine read ("1" after "(D)").
-        if not any(option):
-            reach = label_word.left + label_word.width + EMPTY_OPTION_ROOM * label_word.height
-            right = min(reach, labels.right(anchor) - BOX_MARGIN * label_word.height)
+        # Room after the last word read for what no engine read there: a short option after
+        # its label ("1" after "(D)"), an option's end ("< A" of "C < B < A"), up to the next
+        # column's labels.
+        end = max(w.left + w.width for w in there)
+        reach = end + UNREAD_ROOM * label_word.height
+        right = min(reach, labels.right(anchor) - BOX_MARGIN * label_word.height)
         label = form.format(letter)
         located.append(
             _region(
@@ -781,11 +782,13 @@ def _words_showing(text: str, found: list[Word], thresholds: Thresholds) -> list
 def _cuts_into(outside: str) -> bool:
     """Return whether what a run leaves of its end words is part of a token, not a label.
 
-    A label glued to the text ("(3)W") or punctuation beside it is cut off
-    as it should be; a digit or letter left over ("2" of "2W") is not.
+    A label glued to the text ("(3)W", or "(D130" for "(I) 130": a serif "(I)"
+    that lost its closing bracket) or punctuation beside it is cut off as it
+    should be; a digit or letter left over ("2" of "2W") is not.
     """
     rest = outside.strip()
-    return bool(rest) and label_shape(rest) is None and any(c.isalnum() for c in rest)
+    label = label_shape(rest) is not None or half_label_shape(rest)
+    return bool(rest) and not label and any(c.isalnum() for c in rest)
 
 
 def _label_room(found: list[Word], there: list[Word]) -> float:
