@@ -83,6 +83,8 @@ GAP = 1.0  # cost of a word one side has and the other does not
 MAX_BLOCK = 6400  # word pairs: an unshared stretch of 80 x 80 words is aligned, no longer
 # A neighbour that places a word: read with at most one edit per this many letters.
 NEIGHBOUR_MISREAD = 3
+MAX_MERGE = 4  # source words one read word may run together ("anddowantto")
+MERGE_SLACK = 0.34  # share of their letters a merge's read word may differ by (length, edits)
 LENGTH_PREFERENCE = 0.01  # a like-length pairing is this much cheaper: breaks ties only
 LANGUAGES = {"eng": "en"}  # tesseract language -> wordfreq language; others are not accounted
 
@@ -191,6 +193,8 @@ def _align_block(source: Sequence[str], reading: Sequence[str]) -> list[Placed]:
                 moves.append((0, 1, GAP))
             if i + 1 < n and j < m and _same(source[i] + source[i + 1], reading[j]):
                 moves.append((2, 1, 0.0))
+            elif i + 1 < n and j < m:
+                moves += _merges(source, i, reading[j])
             if i < n and j + 1 < m and _same(source[i], reading[j] + reading[j + 1]):
                 moves.append((1, 2, 0.0))
             for di, dj, extra in moves:
@@ -207,9 +211,16 @@ def _align_block(source: Sequence[str], reading: Sequence[str]) -> list[Placed]:
             placed.append(Placed(i - 1, source[i - 1], reading[j - 1]))
         elif di == 1 and dj == 0:
             placed.append(Placed(i - 1, source[i - 1], None))
-        elif di == 2:  # two source words read as one: both shown
+        elif di == 2 and _same(source[i - 2] + source[i - 1], reading[j - 1]):
+            # Two source words read as one: both shown.
             placed += [Placed(i - 1, source[i - 1], source[i - 1])]
             placed += [Placed(i - 2, source[i - 2], source[i - 2])]
+        elif di > 1:  # several source words read as one word, misread: each shows its piece
+            pieces = _pieces(source[i - di : i], reading[j - 1])
+            placed += [
+                Placed(i - di + k, source[i - di + k], piece or None)
+                for k, piece in reversed(list(enumerate(pieces)))
+            ]
         elif dj == 2:
             placed.append(Placed(i - 1, source[i - 1], source[i - 1]))
         else:  # a reading word the source lacks: recorded as a place of index -1
@@ -217,6 +228,52 @@ def _align_block(source: Sequence[str], reading: Sequence[str]) -> list[Placed]:
         i, j = i - di, j - dj
     placed.reverse()
     return placed
+
+
+def _merges(source: Sequence[str], i: int, read: str) -> list[tuple[int, int, float]]:
+    """Return the moves reading source words i, i+1, … (two to `MAX_MERGE`) as one read word.
+
+    OCR drops the spaces of a tight line ("anddowantto" for "and don't want
+    to"): paired with one of those words, the read word hides what it shows
+    of the others, and a misread merge (a dropped "n't") goes unseen. A merge
+    costs what showing the words' concatenation as the read word costs, and
+    is tried only for a read word that differs from the concatenation in
+    few letters.
+    """
+    moves = []
+    joined = source[i]
+    for k in range(2, MAX_MERGE + 1):
+        if i + k > len(source):
+            break
+        joined += source[i + k - 1]
+        if abs(len(joined) - len(read)) > MERGE_SLACK * len(joined):
+            continue
+        if _distance(joined, read) <= MERGE_SLACK:  # most letters read: no chance likeness
+            moves.append((k, 1, _substitution(joined, read)))
+    return moves
+
+
+def _pieces(words: Sequence[str], read: str) -> list[str]:
+    """Return the part of one read word that shows each of several source words run together.
+
+    The read word is cut where the character alignment of the words'
+    concatenation with it puts each word's last character ("and", "do",
+    "want", "to" of "anddowantto"); a word none of whose characters is read
+    shows "".
+    """
+    joined = "".join(words)
+    read_at: list[int | None] = [None] * len(joined)
+    for tag, i1, i2, j1, j2 in Levenshtein.opcodes(fold_word(joined), fold_word(read)):
+        if tag in ("equal", "replace") and j2 > j1:
+            for d in range(i2 - i1):
+                read_at[i1 + d] = j1 + min(d, j2 - j1 - 1)
+    pieces, start, at = [], 0, 0
+    for k, word in enumerate(words):
+        shown = [j for j in read_at[at : at + len(word)] if j is not None]
+        end = len(read) if k == len(words) - 1 else max([start, *(j + 1 for j in shown)])
+        pieces.append(read[start:end])
+        start, at = end, at + len(word)
+    return pieces
 
 
 def _distance(a: str, b: str) -> float:
