@@ -167,6 +167,16 @@ def test_a_reason_names_its_words_as_tokens_a_settler_can_drop() -> None:
     assert word_reasons("question", "最も多い", "最も少ない", "jpn") == []
 
 
+def test_a_stray_glyph_run_in_a_critical_words_place_does_not_show_it() -> None:
+    # "except" dropped from a stem's end, where a figure reference left a "p" behind.
+    text = "seen with all of the following except"
+    (finding,) = findings(text, "seen with all of the following p")
+    assert (finding.code, finding.word) == ("word_dropped", "except")
+    # A misreading that keeps most of the word's letters is the word, misread.
+    assert findings(text, "seen with all of the following cxccpt") == []
+    assert findings("which is not true", "which is nol true") == []
+
+
 def test_words_run_together_show_each_its_own_piece() -> None:
     # A tight line read without its spaces: "and do want to" run together hides a dropped
     # "n't" unless the read word is cut into the words it runs together.

@@ -83,6 +83,7 @@ GAP = 1.0  # cost of a word one side has and the other does not
 MAX_BLOCK = 6400  # word pairs: an unshared stretch of 80 x 80 words is aligned, no longer
 # A neighbour that places a word: read with at most one edit per this many letters.
 NEIGHBOUR_MISREAD = 3
+STRAY_DISTANCE = 0.67  # share of a word's letters a stray run in its place differs by
 MAX_MERGE = 4  # source words one read word may run together ("anddowantto")
 MERGE_SLACK = 0.34  # share of their letters a merge's read word may differ by (length, edits)
 LENGTH_PREFERENCE = 0.01  # a like-length pairing is this much cheaper: breaks ties only
@@ -409,8 +410,9 @@ def findings(
             if inside and read in ADDED_CRITICAL and plausible(read, language, thresholds):
                 found.append(WordFinding(ReasonCode.WORD_ADDED, -1, "", read))
             continue
-        if place.read is None:
-            if place.word in CRITICAL:
+        critical = place.word in CRITICAL
+        if place.read is None or (critical and _stray(place, language, thresholds)):
+            if critical:
                 found.append(WordFinding(ReasonCode.WORD_DROPPED, place.index, place.word, ""))
             continue
         if place.index in letters:
@@ -423,6 +425,20 @@ def findings(
         elif rival := _rival_misread(place, language, thresholds, vocabulary):
             found.append(WordFinding(ReasonCode.WORD_CHANGED, place.index, place.word, rival))
     return found
+
+
+def _stray(place: Placed, language: str, thresholds: Thresholds) -> bool:
+    """Return whether a source word's place holds a stray glyph run rather than a misreading.
+
+    The alignment pairs a word with whatever stands in its place: a dropped
+    "except" at a stem's end takes the "p" a figure reference left there. A
+    read word that is no word and has few of the source word's letters
+    (`STRAY_DISTANCE`) does not show it.
+    """
+    read = place.read or ""
+    return (
+        not plausible(read, language, thresholds) and _distance(place.word, read) > STRAY_DISTANCE
+    )
 
 
 def _rival_misread(
