@@ -354,6 +354,15 @@ def test_a_common_word_after_a_number_is_no_unit() -> None:
     assert number_units("5 mm, 3 min, 4 cups, 1 mA") == ["5mm", "3min", "4cups", "1mA"]
 
 
+def test_a_figures_number_has_no_unit() -> None:
+    # "<image 1> E is": the page draws "Figure 1 E is", whose "E" is no unit of the figure.
+    from itemshot.verify.checks.tokens import number_units
+
+    assert number_units("The organism in Figure 1 E is what?") == []
+    assert number_units("図2 m を見よ") == []
+    assert number_units("a 5 m rod as in Figure 3 A") == ["5m"]
+
+
 def test_edge_width_grows_with_blur_and_text_too_small_follows_geometry() -> None:
     """Crisp text rises over about a pixel; a Gaussian blur widens its edges in proportion."""
     import cv2

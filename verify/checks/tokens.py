@@ -6,6 +6,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from itemshot.verify.checks.expected import FIGURE_WORDS
 from itemshot.verify.checks.meaning import zipf
 from itemshot.verify.reading.text import compact, has_cjk, normalise, words
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
@@ -19,6 +20,12 @@ _NUMBER = re.compile(r"(?<![A-Za-z0-9_.])[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?
 _UNIT = re.compile(r"\s?(%|°[CF]?|[A-Za-z]{1,4}(?:/[A-Za-z]{1,4})?(?:\^?\d)?)(?![A-Za-z])")
 # A capitalised word after a number starts a sentence ("Figure 1 What …"); it is no unit.
 _SENTENCE_START = re.compile(r"[A-Z][a-z]{2,3}")
+# What a figure reference puts before its number, in every language the page draws one.
+_FIGURE_NUMBER = re.compile(
+    "(?:"
+    + "|".join(re.escape(w.partition("{n}")[0].strip()) for w in FIGURE_WORDS.values())
+    + r")\s*$"
+)
 # "5th", "1st": an ordinal's suffix is part of its word, checked with it as a code.
 _ORDINAL_SUFFIXES = frozenset({"st", "nd", "rd", "th"})
 # Where a number starts in compact text (spaces removed): after no digit, and after no
@@ -49,6 +56,8 @@ def number_units(text: str, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list
         norm = normalise(line)
         for match in _NUMBER.finditer(norm):
             unit = _UNIT.match(norm, match.end())
+            if _FIGURE_NUMBER.search(norm, 0, match.start()):
+                continue  # "Figure 1 E is": a figure's number has no unit
             if unit and not _is_word(unit.group(1), thresholds):
                 found.append((match.group(0) + unit.group(1)).lstrip("+"))
     return found
