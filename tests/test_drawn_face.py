@@ -12,6 +12,7 @@ from itemshot.verify.checks.fonts import font_file
 from itemshot.verify.settlers.drawn_face import (
     DrawnFace,
     Probe,
+    as_source_spells,
     candidate_families,
     identify_face,
     is_probe,
@@ -56,6 +57,16 @@ def test_every_style_roles_face_is_told_at_the_weight_it_is_drawn(style: str) ->
     probes = [Probe(w, _ink(w, face.family, drawn, face.weight), estimated) for w in words]
     found = identify_face(probes, estimated, "en", DEFAULT_THRESHOLDS)
     assert found is not None and found.family == face.family
+
+
+def test_a_probe_is_drawn_in_the_case_the_source_spells_it() -> None:
+    # A handwritten "position?" read "Position": drawn as read, its capital fits no face.
+    stem = "What is the velocity at position? Position it straight."
+    assert as_source_spells("Straight", stem) == "straight"
+    assert as_source_spells("velocity", stem) == "velocity"
+    # Spelled both ways in the source: which one this is, only the reading says.
+    assert as_source_spells("POSITION", stem) == "POSITION"
+    assert as_source_spells("Position", stem) == "Position"
 
 
 def test_no_face_is_claimed_for_ink_no_catalogue_face_drew() -> None:

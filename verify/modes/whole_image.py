@@ -54,7 +54,13 @@ from itemshot.verify.reading import second_reader
 from itemshot.verify.reading.align import best_window
 from itemshot.verify.reading.ocr import Word, join_words, language_for, words
 from itemshot.verify.reading.text import compact, normalise, ocr_accuracy
-from itemshot.verify.settlers.drawn_face import DrawnFace, Probe, identify_face, longest_probes
+from itemshot.verify.settlers.drawn_face import (
+    DrawnFace,
+    Probe,
+    as_source_spells,
+    identify_face,
+    longest_probes,
+)
 from itemshot.verify.settlers.formula_ink import script_parts, sibling_scripts, weigh_formula
 from itemshot.verify.settlers.ink_settle import settle_by_ink
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
@@ -1146,7 +1152,8 @@ def _drawn_face(
     thresholds: Thresholds,
 ) -> DrawnFace | None:
     """Return the face the stem's words read exactly are drawn in (None: no clear one)."""
-    stem_words = set(split_words(source.stem(item).text))
+    stem_text = source.stem(item).text
+    stem_words = set(split_words(stem_text))
     top, bottom = stem.box[1], stem.box[3]
     chosen: dict[str, Word] = {}
     for word in found:
@@ -1158,7 +1165,10 @@ def _drawn_face(
         _region(f"probe:{k}", "question", [chosen[t]], scale, shape) for k, t in enumerate(longest)
     ]
     crops = located_crops(image, regions)
-    probes = [Probe(t, c, r.font_px) for t, c, r in zip(longest, crops, regions, strict=True)]
+    probes = [
+        Probe(as_source_spells(t, stem_text), c, r.font_px)
+        for t, c, r in zip(longest, crops, regions, strict=True)
+    ]
     return identify_face(probes, stem.font_px, item.language, thresholds)
 
 

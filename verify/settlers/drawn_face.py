@@ -110,6 +110,17 @@ def is_probe(word: str, source_words: set[str], thresholds: Thresholds) -> bool:
     return letters and long and word.casefold() in source_words
 
 
+def as_source_spells(word: str, source_text: str) -> str:
+    """Return a probe word in the source's own letter case, which is what the page draws.
+
+    OCR reads a case it cannot tell apart in a face ("Position" for a
+    handwritten "position?"): drawn in the case read, the probe fits the
+    face that drew it badly. A word the source spells both ways is kept as read.
+    """
+    spellings = {w for w in _PROBE.findall(source_text) if w.casefold() == word.casefold()}
+    return word if word in spellings or len(spellings) != 1 else spellings.pop()
+
+
 def longest_probes(
     words: Iterable[str], source_words: set[str], thresholds: Thresholds
 ) -> list[str]:
