@@ -94,6 +94,17 @@ def test_a_formula_number_read_as_another_after_its_relation_is_changed() -> Non
     assert missing_formula_numbers(["x = 2"], "where X = 5 and 2") == []
 
 
+def test_a_number_the_text_sets_after_a_relation_is_a_plain_number() -> None:
+    # "k = 90" in the sentence, no formula: read "k = 9" with a "90" elsewhere, it is changed,
+    # as a number of the text (which a reading in place or the text's ink may settle), not
+    # as a formula's (which only the formula's ink may).
+    text = "a spring of stiffness k = 90 N/m and a mass of 90 g"
+    read = "a spring of stiffness k = 9 N/m and a mass of 90 g"
+    assert missing_formula_numbers([], read, text) == []
+    assert missing_numbers(text, read) == ["90"]
+    assert missing_numbers(text, text) == []
+
+
 # How tesseract read the rendered `\\ce{CH4 + 2O2 -> CO2 + 2H2O}` stem in three looks: the
 # subscripts come out as digits, specks or nothing; the coefficients as digits.
 COMBUSTION = r"\ce{CH4 + 2O2 -> CO2 + 2H2O}"

@@ -109,7 +109,13 @@ def missing_numbers(expected: str, observed: str) -> list[str]:
     missing = [
         code for code, count in wanted.items() if seen.count(_unit_case(_code_glyphs(code))) < count
     ]
-    return _missing_plain_numbers(expected, observed) + missing
+    plain = _missing_plain_numbers(expected, observed)
+    # A number the text sets after a relation ("k = 90") read there as another ("k = 9"),
+    # though the page shows its digits elsewhere, is changed too.
+    changed = list(
+        (Counter(contradicted_formula_numbers((), observed, expected)) - Counter(plain)).elements()
+    )
+    return plain + changed + missing
 
 
 # Glyphs a code is read with whichever character they are: in a code ("l(b)", "2-II") no
@@ -350,9 +356,10 @@ def missing_formula_numbers(
             missing.append(number)
         else:
             rest = rest[:at] + " " + rest[at + len(number) :]
-    changed = [
-        n for n in contradicted_formula_numbers(formulas, observed, text) if n not in missing
-    ]
+    # Only a formula's: one the text sets after a relation is the plain number check's.
+    in_formulas = Counter(contradicted_formula_numbers(formulas, observed, text))
+    in_formulas -= Counter(contradicted_formula_numbers((), observed, text))
+    changed = [n for n in in_formulas.elements() if n not in missing]
     return missing + changed + contradicted_formula_scripts(formulas, observed)
 
 
