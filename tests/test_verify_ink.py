@@ -226,6 +226,19 @@ def test_a_unit_on_the_line_after_its_number_is_weighed_word_by_word(
     assert (kept.reasons == ()) is settled, kept.region.measures
 
 
+@pytest.mark.parametrize(("shown_as", "settled"), [("N/m", True), ("MN/m", False)])
+def test_a_unit_opening_its_line_is_told_from_one_with_a_prefix_before_it(
+    shown_as: str, settled: bool
+) -> None:
+    # "k = 90" / "N/m. Determine": a rival with a prefix ("MN/m") reaches left of the source's
+    # drawing, where the line's blank margin shows no prefix; a drawn "M" is there to see.
+    crop = _lines("stiffness k = 90", f"{shown_as}. Determine the")
+    field = Field("question", "stiffness k = 90 N/m. Determine the", (), ())
+    reason = Reason("unit_missing", "question", "90N/m", tokens=("90N/m",))
+    kept = settle_by_ink(field, [crop], RECORDED_PX, FAMILY, "", _result((reason,)))
+    assert (kept.reasons == ()) is settled, kept.region.measures
+
+
 @pytest.mark.parametrize(("shown_as", "settled"), [("mm", True), ("cm", False)])
 @pytest.mark.parametrize("pitch", [0, 27])
 def test_a_place_cut_by_a_line_break_is_looked_for_away_from_the_others(

@@ -18,6 +18,7 @@ engine's misreading, never a real difference.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -401,6 +402,7 @@ def _compare(
     drawn: tuple[str, np.ndarray, _Spot],
     rival: tuple[str, np.ndarray, _Spot],
     shift: int,
+    level: float = math.inf,
 ) -> tuple[float, float] | None:
     """Return (own, rival) correlations with the ink where the glyphs they differ in sit.
 
@@ -418,18 +420,37 @@ def _compare(
     own_span = _span(face, at.size, text, start, end)
     rival_span = _span(face, at.size, other, start, other_end)
     pad = max(2, round(WINDOW_PAD * at.size))
-    # Only where the source is drawn: beside it lies what it was drawn without (an option's
-    # label beside a short option), which a wider rival reaches and the source does not model.
-    left = max(min(at.x + own_span[0], there.x + rival_span[0]), at.x + EDGE) - pad
-    right = min(max(at.x + own_span[1], there.x + rival_span[1]), at.x + own.shape[1] - EDGE) + pad
-    if right - left <= 2 * pad:
-        return None
     top = min(at.y, there.y)
     height = max(at.y + own.shape[0], there.y + theirs.shape[0]) - top
+    # Only where the source is drawn: beside it lies what it was drawn without (an option's
+    # label beside a short option), which a wider rival reaches and the source does not model.
+    # Unless nothing lies there: a rival's glyph over blank page (a unit's prefix before a
+    # unit that opens its line, "MN/m" for "N/m") is what the ink does not show.
+    reach = (
+        min(at.x + own_span[0], there.x + rival_span[0]),
+        max(at.x + own_span[1], there.x + rival_span[1]),
+    )
+    drawn_from, drawn_to = at.x + EDGE, at.x + own.shape[1] - EDGE
+    rows = (top, height)  # the stretch compared, with its pad, must be blank
+    if reach[0] < drawn_from and not _inked(page, level, rows, (reach[0] - pad, drawn_from)):
+        drawn_from = reach[0]
+    if reach[1] > drawn_to and not _inked(page, level, rows, (drawn_to, reach[1] + pad)):
+        drawn_to = reach[1]
+    left = max(reach[0], drawn_from) - pad
+    right = min(reach[1], drawn_to) + pad
+    if right - left <= 2 * pad:
+        return None
     width = right - left
     mine_placed = window_at(own, top - at.y, left - at.x, height, width)
     theirs_placed = window_at(theirs, top - there.y, left - there.x, height, width)
     return where_they_differ(page, mine_placed, theirs_placed, (top, left), shift, pad)
+
+
+def _inked(page: np.ndarray, level: float, rows: tuple[int, int], columns: tuple[int, int]) -> bool:
+    """Return whether a stretch of the page (top, height) × (left, right) holds a glyph's stroke."""
+    (top, height), (left, right) = rows, columns
+    stretch = page[max(0, top) : max(0, top + height), max(0, left) : max(0, right)]
+    return not stretch.size or float(stretch.max()) > level
 
 
 def where_they_differ(
@@ -533,7 +554,7 @@ def weigh(
         (found for found in located if found[0] >= top - thresholds.ink_context_tolerance),
         key=lambda found: (len(found[1]) + len(found[2]), found[0]),
     )
-    page, face = pages[spot.page], spot.face
+    page, face, level = pages[spot.page], spot.face, levels[spot.page]
     shift = max(1, round(0.08 * font_px))
     drawn = before + token + after
     where = _token_at(spot, before, token)
@@ -582,7 +603,9 @@ def weigh(
             there = _near(page, at, drawing_own, drawing, 0, shift)
             if max(at.score, there.score) < spot.score - thresholds.ink_fit_tolerance:
                 continue  # neither drawing is the ink's size: their glyphs land anywhere
-            pair = _compare(page, face, (drawn, drawing_own, at), (text, drawing, there), shift)
+            pair = _compare(
+                page, face, (drawn, drawing_own, at), (text, drawing, there), shift, level
+            )
             if pair is not None:  # drawn alike at this size: no evidence either way
                 mine, value = max(mine, pair[0]), max(value, pair[1])
         if value == -1.0:  # drawn alike at every size: a tie, whatever the ink
