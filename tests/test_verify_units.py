@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from itemshot.renderer.items import Item
@@ -405,6 +405,33 @@ def test_specks_no_glyph_owns_are_painted_over_and_periods_kept() -> None:
     assert cleaned.shape == untouched.shape  # trimmed to the text alone
     assert np.array_equal(cleaned < 128, untouched < 128)  # every glyph, point and comma kept
     assert clean_text_crop(page).shape[1] > cleaned.shape[1]  # without a font size: kept
+
+
+@given(
+    edge=st.integers(0, 120),
+    shade=st.floats(0.5, 0.8),
+    soft=st.floats(4.0, 20.0),
+    chalk=st.booleans(),
+)
+@settings(max_examples=60, deadline=None)
+def test_polarity_holds_across_a_shadows_edge(
+    edge: int, shade: float, soft: float, chalk: bool
+) -> None:
+    """A photographed option part in shadow: the shadow's edge is no ink, whichever side.
+
+    As the capture presets cast one: darkness 0.2–0.5, its edge soft over a few px or more.
+    """
+    import cv2
+
+    from itemshot.verify.page.crops import ink_is_light
+
+    rng = np.random.default_rng(5)
+    paper = np.clip(rng.normal(235, 3.0, (34, 120)), 0, 255).astype(np.uint8)
+    cv2.putText(paper, "75.6 kip", (8, 25), cv2.FONT_HERSHEY_SIMPLEX, 0.7, 60, 2, cv2.LINE_AA)
+    page = 255 - paper if chalk else paper
+    light = shade + (1 - shade) / (1 + np.exp((np.arange(120) - edge) / soft))
+    shot = np.clip(page * light[None, :], 0, 255).astype(np.uint8)
+    assert ink_is_light(shot, 20.0) is chalk
 
 
 def test_polarity_follows_a_label_alone_in_a_wide_region() -> None:

@@ -65,7 +65,7 @@ def gray(image: np.ndarray) -> np.ndarray:
     return cv2.cvtColor(image, cv2.COLOR_RGB2GRAY)
 
 
-def ink_is_light(grey: np.ndarray) -> bool:
+def ink_is_light(grey: np.ndarray, font_px: float = 0.0) -> bool:
     """Return whether a text crop's ink is lighter than its background (chalk, dark themes).
 
     The background is the median (text covers far less than half a region);
@@ -73,9 +73,17 @@ def ink_is_light(grey: np.ndarray) -> bool:
     distribution is skewed to (the sign of the third moment about the
     median). Fixed percentiles would miss it: a label alone in a wide
     image-option region is under 1% of its pixels, and the 1st and 99th
-    percentiles then measure only paper noise.
+    percentiles then measure only paper noise. Given the text's size, the
+    lighting is taken out first (the crop less its blur over an em): a soft
+    shadow's edge across a photographed option is a wide swing of its own,
+    which outweighs the strokes and turns the crop's polarity. (A median or
+    a top-hat over an em would keep a sharp edge out too, but takes an
+    option box's outline for a swing the other way.)
     """
-    deviation = grey.astype(np.float64) - float(np.median(grey))
+    values = grey.astype(np.float64)
+    if font_px > 0:
+        values = values - cv2.GaussianBlur(values, (0, 0), font_px)
+    deviation = values - float(np.median(values))
     return float(np.mean(deviation**3)) > 0.0
 
 
@@ -99,7 +107,7 @@ def normalise_text(grey: np.ndarray, font_px: float) -> np.ndarray:
     """
     if grey.size == 0 or min(grey.shape) < 2:
         return grey
-    if ink_is_light(grey):
+    if ink_is_light(grey, font_px):
         grey = 255 - grey
     size = _odd(max(5.0, 0.6 * font_px))
     kernel = cv2.getStructuringElement(cv2.MORPH_RECT, (size, size))
