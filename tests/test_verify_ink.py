@@ -214,27 +214,25 @@ def _lines(*lines: str, pitch: int = 0) -> np.ndarray:
     return crop
 
 
-@pytest.mark.parametrize(("shown_as", "settled"), [("kJ", True), ("MJ", False)])
+@pytest.mark.parametrize(
+    ("first", "second", "unit", "shown_as", "settled"),
+    [
+        # A line breaks between "300" and "kJ": each word is weighed on its own line.
+        ("of gas. Now 300", " of heat is added", "kJ", "kJ", True),
+        ("of gas. Now 300", " of heat is added", "kJ", "MJ", False),
+        # "k = 90" / "N/m. Determine": a rival with a prefix ("MN/m") reaches left of the
+        # source's drawing, where the line's blank margin shows no prefix, a drawn "M" does.
+        ("stiffness k = 90", ". Determine the", "N/m", "N/m", True),
+        ("stiffness k = 90", ". Determine the", "N/m", "MN/m", False),
+    ],
+)
 def test_a_unit_on_the_line_after_its_number_is_weighed_word_by_word(
-    shown_as: str, settled: bool
+    first: str, second: str, unit: str, shown_as: str, settled: bool
 ) -> None:
-    # A line breaks between "300" and "kJ": each word is weighed on its own line.
-    crop = _lines("of gas. Now 300", f"{shown_as} of heat is added")
-    field = Field("question", "of gas. Now 300 kJ of heat is added", (), ())
-    reason = Reason("unit_missing", "question", "300kJ", tokens=("300kJ",))
-    kept = settle_by_ink(field, [crop], RECORDED_PX, FAMILY, "", _result((reason,)))
-    assert (kept.reasons == ()) is settled, kept.region.measures
-
-
-@pytest.mark.parametrize(("shown_as", "settled"), [("N/m", True), ("MN/m", False)])
-def test_a_unit_opening_its_line_is_told_from_one_with_a_prefix_before_it(
-    shown_as: str, settled: bool
-) -> None:
-    # "k = 90" / "N/m. Determine": a rival with a prefix ("MN/m") reaches left of the source's
-    # drawing, where the line's blank margin shows no prefix; a drawn "M" is there to see.
-    crop = _lines("stiffness k = 90", f"{shown_as}. Determine the")
-    field = Field("question", "stiffness k = 90 N/m. Determine the", (), ())
-    reason = Reason("unit_missing", "question", "90N/m", tokens=("90N/m",))
+    crop = _lines(first, f"{shown_as}{second}")
+    field = Field("question", f"{first} {unit}{second}", (), ())
+    token = f"{first.rsplit(' ', 1)[1]}{unit}"
+    reason = Reason("unit_missing", "question", token, tokens=(token,))
     kept = settle_by_ink(field, [crop], RECORDED_PX, FAMILY, "", _result((reason,)))
     assert (kept.reasons == ()) is settled, kept.region.measures
 
