@@ -717,15 +717,25 @@ def locate_fields(
         stem = [w for row in rows[shared[0] : last + 1] for w in row]
         located.append(_region("question", "question", stem, scale, shape))
     form = _label_form(found, labels)
+    options = {
+        letter: [
+            found[anchor.index],
+            *(found[i] for ln in option_lines(found, anchor, labels) for i in ln),
+        ]
+        for letter, anchor in labels.assigned.items()
+    }
+    # Where the text block ends: the stem's or an option's last word read. Past it lie the
+    # scene's frame and furniture (a blackboard's wooden edge), whose ink garbles a reading.
+    placed = [*stem, *(w for words in options.values() for w in words)]
+    block = max((w.left + w.width for w in placed), default=0)
     for letter, anchor in labels.assigned.items():
-        option = option_lines(found, anchor, labels)
-        label_word = found[anchor.index]
-        there = [label_word, *(found[i] for line in option for i in line)]
+        there = options[letter]
+        label_word = there[0]
         # Room after the last word read for what no engine read there: a short option after
         # its label ("1" after "(D)"), an option's end ("< A" of "C < B < A"), up to the next
-        # column's labels.
+        # column's labels and within the text block.
         end = max(w.left + w.width for w in there)
-        reach = end + UNREAD_ROOM * label_word.height
+        reach = min(end + UNREAD_ROOM * label_word.height, max(end, block))
         right = min(reach, labels.right(anchor) - BOX_MARGIN * label_word.height)
         label = form.format(letter)
         located.append(
