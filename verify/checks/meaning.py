@@ -264,7 +264,9 @@ def _pieces(words: Sequence[str], read: str) -> list[str]:
     """
     joined = "".join(words)
     read_at: list[int | None] = [None] * len(joined)
-    for tag, i1, i2, j1, j2 in Levenshtein.opcodes(fold_word(joined), fold_word(read)):
+    # On the words as split (already case-folded), not look-alike folded: folding "rn" to "m"
+    # changes lengths, and the indices would then cut the read word in the wrong places.
+    for tag, i1, i2, j1, j2 in Levenshtein.opcodes(joined, read):
         if tag in ("equal", "replace") and j2 > j1:
             for d in range(i2 - i1):
                 read_at[i1 + d] = j1 + min(d, j2 - j1 - 1)

@@ -18,7 +18,6 @@ engine's misreading, never a real difference.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -402,7 +401,7 @@ def _compare(
     drawn: tuple[str, np.ndarray, _Spot],
     rival: tuple[str, np.ndarray, _Spot],
     shift: int,
-    level: float = math.inf,
+    level: float,
 ) -> tuple[float, float] | None:
     """Return (own, rival) correlations with the ink where the glyphs they differ in sit.
 
@@ -413,7 +412,9 @@ def _compare(
     drawing counts, a little widened, and there only the pixels where the
     two placed drawings differ: the shared glyphs around them say nothing
     between the two, and a rival narrower than the source must still explain
-    the ink the source's glyph leaves. None: drawn alike there.
+    the ink the source's glyph leaves. `level` is the page's ink level
+    (`_ink_level`): a stretch beside the source's drawing with nothing over it
+    is blank page. None: drawn alike there.
     """
     (text, own, at), (other, theirs, there) = drawn, rival
     start, end, other_end = _changed(text, other)
