@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from itemshot.fonts.catalogue import STYLES
 from itemshot.renderer.items import Item
 from itemshot.renderer.markup import Math, paragraphs
 from itemshot.verify.checks.expected import Field, options, stem
@@ -405,6 +406,35 @@ def test_specks_no_glyph_owns_are_painted_over_and_periods_kept() -> None:
     assert cleaned.shape == untouched.shape  # trimmed to the text alone
     assert np.array_equal(cleaned < 128, untouched < 128)  # every glyph, point and comma kept
     assert clean_text_crop(page).shape[1] > cleaned.shape[1]  # without a font size: kept
+
+
+@pytest.mark.parametrize("size", [14, 20, 28])
+@pytest.mark.parametrize("style", STYLES)
+def test_a_short_options_closing_period_is_kept_in_every_face(style: str, size: int) -> None:
+    """A period after a word is no speck: a monospaced face sets it mid-cell, 0.3 em away.
+
+    JetBrains Mono's "No." lost its period, so "(E) No" read no better than
+    the option "No, unless ..." beside it.
+    """
+    from PIL import Image, ImageDraw, ImageFont
+
+    from itemshot.fonts.catalogue import choose_fonts
+    from itemshot.fonts.files import font_file as weighted_file
+    from itemshot.verify.page.crops import clean_text_crop
+
+    face = choose_fonts(style, "en").faces[0]
+    font = ImageFont.truetype(weighted_file(face.family, face.weight)[0], size)
+    image = Image.new("L", (round(font.getlength("(E) No.")) + 2 * size, 2 * size), 255)
+    ImageDraw.Draw(image).text((size, size // 3), "(E) No.", fill=20, font=font)
+    page = np.asarray(image)
+    # The crop's size is its x-height's in the reference face: JetBrains Mono's 19.7 is 20.2.
+    font_px = 1.03 * size
+    cleaned = clean_text_crop(page, font_px=font_px)
+    assert cleaned.shape == clean_text_crop(page).shape  # trimmed past the period
+    dust = page.copy()
+    row = size // 3 + size // 2
+    dust[row, -4:-2] = 20  # a speck along the line but most of an em on: dust
+    assert clean_text_crop(dust, font_px=font_px).shape == cleaned.shape
 
 
 @given(
