@@ -453,11 +453,17 @@ def _cell_table(
 
     Each entry is (passed, legible); legible None means not read (counted legible).
     """
+    figures = {key: _cell(groups[key]) for key in sorted(groups)}
+    total = _cell([e for entries in groups.values() for e in entries])
+    return cell_figures(title, figures, total)
+
+
+def cell_figures(
+    title: str, figures: Mapping[str, dict[str, Any]], total: dict[str, Any]
+) -> dict[str, Any]:
+    """Print a table's cells, its average and its worst cells; return the table's figures."""
     print(f"\n{title}")
     print(f"  {'cell':<30} {'pass':>13}   {'false alarms / legible':>24}")
-    figures: dict[str, Any] = {}
-    for key in sorted(groups):
-        figures[key] = _cell(groups[key])
     if not figures:
         print("  (none)")
         return {}
@@ -466,7 +472,6 @@ def _cell_table(
             f"  {key:<30} {f['passed']:5d}/{f['images']:<5d} {f['pass_rate']:6.1%}   "
             f"{f['false_alarms']:5d}/{f['legible']:<5d} {f['false_alarm_rate']:6.1%}"
         )
-    total = _cell([e for entries in groups.values() for e in entries])
     worst = max(figures, key=lambda k: (figures[k]["false_alarm_rate"], -figures[k]["legible"]))
     worst_pass = min(figures, key=lambda k: figures[k]["pass_rate"])
     print(
@@ -476,7 +481,7 @@ def _cell_table(
         f"worst pass {worst_pass} {figures[worst_pass]['pass_rate']:.1%}"
     )
     return {
-        "cells": figures,
+        "cells": dict(figures),
         "average": total,
         "worst_false_alarm_cell": worst,
         "worst_pass_cell": worst_pass,
@@ -488,6 +493,11 @@ def _cell(entries: list[tuple[bool, bool | None]]) -> dict[str, Any]:
     passed = sum(p for p, _l in entries)
     legible = sum(1 for p, ok in entries if ok is not False)
     false_alarms = sum(1 for p, ok in entries if not p and ok is not False)
+    return cell_counts(images, passed, legible, false_alarms)
+
+
+def cell_counts(images: int, passed: int, legible: int, false_alarms: int) -> dict[str, Any]:
+    """Return a cell's figures from its counts."""
     return {
         "images": images,
         "passed": passed,
