@@ -287,6 +287,25 @@ def test_lookalike_glyphs_are_measured_per_font() -> None:
     assert read_numbers_as_drawn("Figure |", "Figure 1", "Noto Sans") == "Figure |"
 
 
+def test_a_bare_stroke_run_into_the_next_word_is_the_sources_number_and_word() -> None:
+    """A handwritten "Figure 1 E is" read "Figure IE is": the "1" and the "E" as the source spaces them."""
+    from itemshot.verify.checks.glyphs import read_numbers_as_drawn
+
+    source = "Figure 1 E is .. ?"
+    assert read_numbers_as_drawn("Figure IE is.?", source, "Nanum Pen Script") == (
+        "Figure 1 E is.?"
+    )
+    # Never into another number, never where the source has the pair as read, never in a
+    # face whose 1 is drawn otherwise.
+    assert read_numbers_as_drawn("Figure IE is", "Figure 7 E is", "Nanum Pen Script") == (
+        "Figure IE is"
+    )
+    assert read_numbers_as_drawn("see IE and 1 E", "see IE and 1 E", "Nanum Pen Script") == (
+        "see IE and 1 E"
+    )
+    assert read_numbers_as_drawn("Figure IE is", source, "Noto Sans") == "Figure IE is"
+
+
 def test_a_letter_whose_cases_share_a_shape_is_read_either_way_in_a_code() -> None:
     """A handwritten "EV71" read "Ev7I": its "V" is its "v" drawn larger, its "1" an upright stroke."""
     from itemshot.verify.checks.glyphs import lookalikes, read_numbers_as_drawn

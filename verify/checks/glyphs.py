@@ -11,6 +11,7 @@ overlap. Only pairs of the measured font are folded, and only for text in it.
 
 from __future__ import annotations
 
+import itertools
 import re
 from functools import lru_cache
 
@@ -153,14 +154,20 @@ def read_numbers_as_drawn(
     found = groups(lookalikes(family, thresholds)) if family else []
     if not found:
         return observed
-    words = set(normalise(expected).split())
+    sequence = normalise(expected).split()
+    words = set(sequence)
     numbered: dict[int, list[str]] = {}
     # A word broken at its hyphen across two lines ("EV71-" / "related") is read in pieces.
     pieces = {piece for word in words for piece in (word, *_hyphen_pieces(word))}
     for piece in pieces:
-        core = piece.strip(".,;:!?()[]")
-        if any(c.isdigit() for c in core) or _ROMAN.fullmatch(core):
+        core = _core(piece)
+        if _numbered(core):
             numbered.setdefault(len(core), []).append(core)
+    # A handwriting face sets words close, and an engine runs a bare "1" into the word after
+    # it ("Figure 1 E" read "Figure IE"): the pair is written back as the source spaces it.
+    for first, second in itertools.pairwise(_core(word) for word in sequence):
+        if first and second and (_numbered(first) or _numbered(second)):
+            numbered.setdefault(len(first + second), []).append(f"{first} {second}")
 
     def rewrite(match: re.Match[str]) -> str:
         piece = match.group(0)
@@ -169,7 +176,8 @@ def read_numbers_as_drawn(
         if label or core in words:
             return piece
         for written in numbered.get(len(core), ()):
-            if written != core and _drawn_alike(core, written, found):
+            joined = written.replace(" ", "")
+            if joined != core and _drawn_alike(core, joined, found):
                 return written + piece[len(core) :]
         return piece
 
@@ -177,6 +185,16 @@ def read_numbers_as_drawn(
 
 
 _ROMAN = re.compile(r"[IVX]+")  # a numeral of letters: "I" and "1" are one stroke in some faces
+
+
+def _core(piece: str) -> str:
+    """Return a source word without the punctuation and brackets around it."""
+    return piece.strip(".,;:!?()[]")
+
+
+def _numbered(core: str) -> bool:
+    """Return whether a source word is a number (a digit in it, or a roman numeral)."""
+    return any(c.isdigit() for c in core) or bool(_ROMAN.fullmatch(core))
 
 
 def _hyphen_pieces(word: str) -> list[str]:
