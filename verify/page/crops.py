@@ -141,7 +141,7 @@ def clean_text_crop(grey: np.ndarray, margin: int = 6, font_px: float = 0.0) -> 
     the edge of a tight (warped) crop are kept. With `font_px`, specks (a scan's
     dust, a photo's sensor noise) are painted over too: a component far
     smaller than a glyph and farther than SPECK_GAP em from any larger one
-    (SPECK_GAP_AFTER em after a glyph, on its rows, where punctuation follows it).
+    (SPECK_GAP_ALONG em along the line, where punctuation follows its glyph).
     Every real small mark (a period, a comma, an i's dot, a minus, a degree
     sign) sits next to a glyph, so only marks no text owns go. What is left is
     trimmed to its bounding box, which also shrinks what OCR has to look at.
@@ -233,10 +233,11 @@ def _rules(ink: np.ndarray, font_px: float) -> np.ndarray:
 
 SPECK_AREA = 0.02  # em²: under this a component is no glyph (a 22 px font: under 10 px)
 SPECK_GAP = 0.3  # em: a mark this close to a glyph belongs to the text
-# A period or colon follows its glyph on the glyph's own rows, and a monospaced face sets
-# it in the middle of its cell: JetBrains Mono's "No." has 0.3-0.35 em of page between "o"
-# and ".". Only rightwards, level with a glyph's ink: a scan's dust elsewhere stays dust.
-SPECK_GAP_AFTER = 0.45  # em: a mark this close after a glyph, on its rows, is its text's
+# Punctuation sits beside its glyphs along the line ("No.", "is .. ?"), and a monospaced
+# face sets it in the middle of its cell: JetBrains Mono's "No." has 0.3-0.35 em of page
+# between "o" and ".". An ellipse, not a strip on the glyphs' rows: on `rephrased` a strip
+# (rightwards, or both ways) lost the ".." of "is .. ?" and one scan's reading more.
+SPECK_GAP_ALONG = 0.45  # em: so along the line a mark this close belongs to the text
 
 
 def _paint_specks(
@@ -257,12 +258,9 @@ def _paint_specks(
     glyphs = (areas >= small)[labels]
     if not glyphs.any():
         return
-    reach = _odd(2 * SPECK_GAP * font_px)
-    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (reach, reach))
+    along, across = _odd(2 * SPECK_GAP_ALONG * font_px), _odd(2 * SPECK_GAP * font_px)
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (along, across))
     near = cv2.dilate(glyphs.astype(np.uint8), kernel) > 0
-    after = max(1, round(SPECK_GAP_AFTER * font_px))
-    row = np.ones((1, after + 1), np.uint8)  # anchored at its right end: reaches rightwards
-    near |= cv2.dilate(glyphs.astype(np.uint8), row, anchor=(after, 0)) > 0
     owned = np.bincount(labels[near], minlength=len(areas)) > 0
     specks = kept & (areas < small) & ~owned
     specks[0] = False
