@@ -523,25 +523,39 @@ def _recall_table(mode: str, cases: list[tuple[Task, bool]]) -> dict[str, Any]:
         for t, caught in mine:
             by["face"][t.font].append(caught)
             by["capture"][t.capture].append(caught)
-        caught = sum(c for _t, c in mine)
-        entry: dict[str, Any] = {
-            "images": len(mine),
-            "caught": caught,
-            "recall": caught / len(mine),
+        # In the order the cells were met: of cells equally bad, the first is named worst.
+        counts = {
+            axis: {k: [sum(v), len(v)] for k, v in groups.items()} for axis, groups in by.items()
         }
-        worst_text = []
-        for axis, groups in by.items():
-            key = min(groups, key=lambda k: (sum(groups[k]) / len(groups[k]), -len(groups[k])))
-            cell = groups[key]
-            entry[f"worst_{axis}"] = {"cell": key, "caught": sum(cell), "images": len(cell)}
-            entry[f"by_{axis}"] = {k: [sum(v), len(v)] for k, v in sorted(groups.items())}
-            worst_text.append(f"{key} {sum(cell)}/{len(cell)}")
-        figures[kind] = entry
-        print(
-            f"  {kind:<18} {caught:4d}/{len(mine):<4d} {caught / len(mine):7.1%}   "
-            f"worst face {worst_text[0]}, worst capture cell {worst_text[1]}"
-        )
+        caught = sum(c for _t, c in mine)
+        figures[kind] = recall_entry(kind, caught, len(mine), counts["face"], counts["capture"])
     return figures
+
+
+def recall_entry(
+    kind: str,
+    caught: int,
+    images: int,
+    by_face: Mapping[str, list[int]],
+    by_capture: Mapping[str, list[int]],
+) -> dict[str, Any]:
+    """Print a defect kind's recall and its worst face and capture cell; return its figures.
+
+    `by_face` and `by_capture` map each cell to [caught, images].
+    """
+    entry: dict[str, Any] = {"images": images, "caught": caught, "recall": caught / images}
+    worst_text = []
+    for axis, groups in (("face", by_face), ("capture", by_capture)):
+        key = min(groups, key=lambda k: (groups[k][0] / groups[k][1], -groups[k][1]))
+        cell_caught, cell_images = groups[key]
+        entry[f"worst_{axis}"] = {"cell": key, "caught": cell_caught, "images": cell_images}
+        entry[f"by_{axis}"] = dict(sorted(groups.items()))
+        worst_text.append(f"{key} {cell_caught}/{cell_images}")
+    print(
+        f"  {kind:<18} {caught:4d}/{images:<4d} {caught / images:7.1%}   "
+        f"worst face {worst_text[0]}, worst capture cell {worst_text[1]}"
+    )
+    return entry
 
 
 def _report(

@@ -22,7 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from verify_heldout import cell_counts, cell_figures
+from verify_heldout import cell_counts, cell_figures, recall_entry
 
 CELL_TABLES = (
     ("clean_by_face", "clean renders by face"),
@@ -63,11 +63,6 @@ def pooled_recall(tables: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return kinds
 
 
-def _worst(groups: dict[str, list[int]]) -> str:
-    key = min(groups, key=lambda k: (groups[k][0] / groups[k][1], -groups[k][1]))
-    return f"{key} {groups[key][0]}/{groups[key][1]}"
-
-
 def main() -> None:
     """Print the pooled tables of the given runs, per verification mode."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -85,11 +80,8 @@ def main() -> None:
             cell_figures(f"{name} mode, {title}, pooled", cells, total)
         print(f"\ndefect recall, {name} mode, pooled")
         for kind, entry in pooled_recall([f["recall"] for f in figures]).items():
-            rate = entry["caught"] / max(1, entry["images"])
-            print(
-                f"  {kind:<18} {entry['caught']:4d}/{entry['images']:<4d} {rate:7.1%}   "
-                f"worst face {_worst(entry['by_face'])}, "
-                f"worst capture cell {_worst(entry['by_capture'])}"
+            recall_entry(
+                kind, entry["caught"], entry["images"], entry["by_face"], entry["by_capture"]
             )
         if args.tables_only:
             continue
