@@ -117,7 +117,7 @@ def split_lines(grey: np.ndarray, font_px: float) -> list[np.ndarray]:
     rule, the dots of a line the split cut off) joins the nearer neighbour.
     """
     ink = grey < 128
-    rows = np.nonzero(ink.any(axis=1))[0]
+    rows = np.nonzero(_text_rows(ink, font_px))[0]
     if rows.size == 0:
         return []
     runs: list[list[int]] = []
@@ -144,6 +144,34 @@ def split_lines(grey: np.ndarray, font_px: float) -> list[np.ndarray]:
             cv2.copyMakeBorder(piece[:, left:right], 0, 0, pad, pad, cv2.BORDER_CONSTANT, value=255)
         )
     return lines
+
+
+TALL_RUN = 2.0  # em: a run of inked rows taller than this holds more than one line
+NEAR_EMPTY = 0.05  # of a run's busy rows' ink: a row with no more is a gap between lines
+
+
+def _text_rows(ink: np.ndarray, font_px: float) -> np.ndarray:
+    """Return which rows hold a line's text: rows with ink, less the gaps inside a tall run.
+
+    Specks (a dark page's scan dust, a photo's noise) or a descender touching
+    the next line's ascender leave a few inked pixels in the rows between two
+    lines; the run of inked rows then spans them, and a paragraph with such
+    a pixel on every gap went to the recogniser as one "line" and read as
+    nothing. Inside a run taller than `TALL_RUN` em, a row with no more than
+    `NEAR_EMPTY` of the run's busy rows' ink is a gap (the margin gives back
+    what it trims from ascenders and descenders).
+    """
+    counts = ink.sum(axis=1)
+    holds = counts > 0
+    inked = np.flatnonzero(holds)
+    if inked.size == 0:
+        return holds
+    breaks = np.flatnonzero(np.diff(inked) > 1)
+    for run in np.split(inked, breaks + 1):
+        if run.size > TALL_RUN * font_px:
+            busy = float(np.percentile(counts[run], 90))
+            holds[run] = counts[run] > NEAR_EMPTY * busy
+    return holds
 
 
 def read_lines(lines: list[np.ndarray]) -> str:
