@@ -311,6 +311,19 @@ def test_settling_drops_only_the_checks_the_ink_settles() -> None:
     assert [r.detail for r in kept.reasons] == ["1,190"]
 
 
+@pytest.mark.parametrize(("shown_as", "settled"), [("19th", True), ("18th", False)])
+def test_a_number_is_shown_with_the_code_it_starts(shown_as: str, settled: bool) -> None:
+    # "19th" read "lgth": the number "19" and the code "19th" are both missing. "19" has no
+    # drawing of its own there; "19th" shown against every change of its digits shows it.
+    field = Field("option:E", "racism in the 19th century.", (), (), "E")
+    failed = _result((Reason("number_missing", "option:E", "19, 19th", ("19", "19th")),))
+    crop = _ink(f"(E) racism in the {shown_as} century.")
+    kept = settle_by_ink(field, [crop], RECORDED_PX, FAMILY, "(E)", failed)
+    assert (kept.reasons == ()) is settled, kept.region.measures
+    if not settled:
+        assert {t for r in kept.reasons for t in r.tokens} >= {"19", "19th"}
+
+
 def test_a_short_options_whole_text_is_weighed_against_the_other_options() -> None:
     # Every engine misread "Oslo" (text_mismatch); its ink shows it, set apart from its label.
     others = ["Lima", "Perth", "Dhaka"]

@@ -255,13 +255,25 @@ def _settle(
             missing = [t for t in _tokens(reason) if not formulas_shown(t)]
             detail = FORMULA_PREFIX + ", ".join(missing)
             return replace(reason, detail=detail, tokens=tuple(missing)) if missing else None
+        tokens = _tokens(reason)
+
+        def number_shown(token: str) -> bool:
+            return (
+                shown(token, ink.digit_rivals(token))
+                or _shown_with_unit(field.text, token, shown)
+                or _broken_at_hyphen(field.text, token, shown)
+            )
+
+        # A code shown against every change of its digits ("19th" against "18th", "10th",
+        # ...) shows the number it starts with: "19" has no drawing of its own to weigh there.
+        codes = {t: number_shown(t) for t in tokens if _number_of(t) not in ("", t)}
         missing = [
             t
-            for t in _tokens(reason)
+            for t in tokens
             if not (
-                shown(t, ink.digit_rivals(t))
-                or _shown_with_unit(field.text, t, shown)
-                or _broken_at_hyphen(field.text, t, shown)
+                codes.get(t)
+                or (t not in codes and any(codes[c] for c in codes if _number_of(c) == t))
+                or (t not in codes and number_shown(t))
             )
         ]
     elif reason.code == ReasonCode.WORD_CHANGED:
