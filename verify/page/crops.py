@@ -232,6 +232,7 @@ def _rules(ink: np.ndarray, font_px: float) -> np.ndarray:
 
 
 SPECK_AREA = 0.02  # em²: under this a component is no glyph (a 22 px font: under 10 px)
+GLYPH_EXTENT = 0.3  # em: a glyph (or a piece of one) is at least this tall or wide
 SPECK_GAP = 0.3  # em: a mark this close to a glyph belongs to the text
 # Punctuation sits beside its glyphs along the line ("No.", "is .. ?"), and a monospaced
 # face sets it in the middle of its cell: JetBrains Mono's "No." has 0.3-0.35 em of page
@@ -253,16 +254,21 @@ def _paint_specks(
     areas = stats[:, cv2.CC_STAT_AREA].copy()
     areas[0] = 0  # the background
     kept = np.bincount(labels[ink], minlength=len(areas)) > 0  # not painted as a frame
+    # A glyph is no dot: a dark page's scan strews 3-4 px blobs over 0.02 em² that owned
+    # the specks around them and stayed, hundreds to a paragraph. What is compact as well
+    # as small is a mark, kept only beside a glyph (a period, a degree sign, an i's dot).
+    extent = np.maximum(stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT])
+    glyph = (areas >= small) & (extent >= GLYPH_EXTENT * font_px)
     # A frame painted over still owns the marks beside it: a descender it took leaves its
     # word's period next to nothing else.
-    glyphs = (areas >= small)[labels]
+    glyphs = glyph[labels]
     if not glyphs.any():
         return
     along, across = _odd(2 * SPECK_GAP_ALONG * font_px), _odd(2 * SPECK_GAP * font_px)
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (along, across))
     near = cv2.dilate(glyphs.astype(np.uint8), kernel) > 0
     owned = np.bincount(labels[near], minlength=len(areas)) > 0
-    specks = kept & (areas < small) & ~owned
+    specks = kept & ~glyph & ~owned
     specks[0] = False
     mask = specks[labels]
     out[mask] = background
