@@ -82,16 +82,23 @@ def leading_number(token: str) -> str:
     return match.group(0) if match else ""
 
 
+# What joins two tokens without making them one name: a relation ("p-values=0.000" is the
+# words "p-values" and the number "0.000", each checked by its own check) and a percent
+# sign run into the next word ("10%increase").
+_JOINS = re.compile(r"[=<>≤≥≈≠]+|(?<=%)")
+
+
 def codes(text: str) -> list[str]:
     """Return words that mix letters and digits (E1, P2.79, G2, 2E3), punctuation stripped."""
     found = []
     for word in words(text):
-        word = word.strip(".,;:!?()[]{}\"'")
-        # Latin letters only: Japanese runs on without spaces, so a "word" mixing kana and
-        # digits is a whole sentence, whose numbers `numbers` checks one by one.
-        latin = any(c.isascii() and c.isalpha() for c in word)
-        if latin and any(c.isdigit() for c in word) and not has_cjk(word):
-            found.append(word)
+        for piece in _JOINS.split(word):
+            piece = piece.strip(".,;:!?()[]{}\"'")
+            # Latin letters only: Japanese runs on without spaces, so a "word" mixing kana
+            # and digits is a whole sentence, whose numbers `numbers` checks one by one.
+            latin = any(c.isascii() and c.isalpha() for c in piece)
+            if latin and any(c.isdigit() for c in piece) and not has_cjk(piece):
+                found.append(piece)
     return found
 
 
