@@ -425,6 +425,14 @@ def test_specks_no_glyph_owns_are_painted_over_and_periods_kept() -> None:
     assert cleaned.shape == untouched.shape  # trimmed to the text alone
     assert np.array_equal(cleaned < 128, untouched < 128)  # every glyph, point and comma kept
     assert clean_text_crop(page).shape[1] > cleaned.shape[1]  # without a font size: kept
+    # A dark page's scan strews larger blobs (3×3 px: over 0.02 em² at 20 px), close enough
+    # to own each other; compact as dots, they are no glyph and go too.
+    blobs = text.copy()
+    for x in range(180, 252, 6):  # 3 px apart: each within 0.3 em of the next
+        for y in range(4, 36, 6):
+            blobs[y : y + 3, x : x + 3] = 60
+    cleaned = clean_text_crop(blobs, font_px=20)
+    assert np.array_equal(cleaned < 128, clean_text_crop(text) < 128)
 
 
 @pytest.mark.parametrize("size", [14, 20, 28])
@@ -925,3 +933,49 @@ def test_a_stems_formulas_are_the_ones_the_renderer_typesets_paragraph_by_paragr
     field = stem(Item("m", question, ("a", "b"), 0))
     assert list(field.math) == typeset
     assert all("\n" not in latex for latex in field.math)
+
+
+def test_specks_between_every_pair_of_lines_leave_the_lines_apart() -> None:
+    """A paragraph with dust in every gap is still read line by line by the second engine."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    from itemshot.verify.checks.fonts import font_file
+    from itemshot.verify.reading import second_reader
+
+    lines = ["the cat sat on the mat", "and the dog lay by the door", "while rain fell outside"]
+    px, pitch = 20, 26
+    font = ImageFont.truetype(font_file("DejaVu Sans"), px)
+    image = Image.new("L", (340, pitch * len(lines) + 12), 255)
+    draw = ImageDraw.Draw(image)
+    for row, line in enumerate(lines):
+        draw.text((6, 6 + row * pitch), line, fill=0, font=font)
+    pixels = np.asarray(image).copy()
+    inked = np.flatnonzero((pixels < 128).any(axis=1))
+    gaps = [r for r in range(inked[0], inked[-1]) if not (pixels[r] < 128).any()]
+    assert gaps, "the lines are drawn apart"
+    for index, row in enumerate(gaps):  # one 2-px speck on every empty row, far from the text
+        pixels[row : row + 2, 320 - (index % 3) * 4 : 322 - (index % 3) * 4] = 0
+    assert (pixels[inked[0] : inked[-1]] < 128).any(axis=1).all(), "no row is left empty"
+    found = second_reader.split_lines(pixels, px)
+    assert len(found) == len(lines)
+    # A speck in a line's margin may be read as its full stop; the words are the lines'.
+    assert [line.rstrip(" .") for line in second_reader.read(pixels, px).split("\n")] == lines
+
+
+def test_a_word_joined_to_a_number_by_a_relation_is_no_code() -> None:
+    """ "p-values=0.000" is the words "p-values" and the number "0.000", each checked on its own.
+
+    As one code it failed whenever a letter of "values" was misread ("p-valves=0.000"),
+    though the number was read exactly and the word is the word checks' to judge.
+    """
+    source = "both are significant (p-values=0.000), every 10%increase in E1"
+    assert (
+        missing_numbers(source, "both are significant (p-valves=0.000), every 10%lncrease in E1")
+        == []
+    )
+    assert missing_numbers(
+        source, "both are significant (p-values=0.008), every 10%increase in E1"
+    ) == ["0.000"]
+    assert missing_numbers(
+        source, "both are significant (p-values=0.000), every 10%increase in E7"
+    ) == ["E1"]
