@@ -324,6 +324,17 @@ def test_a_number_is_shown_with_the_code_it_starts(shown_as: str, settled: bool)
         assert {t for r in kept.reasons for t in r.tokens} >= {"19", "19th"}
 
 
+def test_a_number_with_a_place_of_its_own_is_not_shown_by_its_code() -> None:
+    # "in 19 cases in the 19th century" with the lone "19" changed to "18": "19th" shown is
+    # no evidence for the other place, which must be shown on its own.
+    field = Field("question", "in 19 cases in the 19th century", (), ())
+    failed = _result((Reason("number_missing", "question", "19, 19th", ("19", "19th")),))
+    kept = settle_by_ink(
+        field, [_ink("in 18 cases in the 19th century")], RECORDED_PX, FAMILY, "", failed
+    )
+    assert [t for r in kept.reasons for t in r.tokens] == ["19"], kept.region.measures
+
+
 def test_a_short_options_whole_text_is_weighed_against_the_other_options() -> None:
     # Every engine misread "Oslo" (text_mismatch); its ink shows it, set apart from its label.
     others = ["Lima", "Perth", "Dhaka"]
