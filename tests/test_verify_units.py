@@ -963,7 +963,7 @@ def test_specks_between_every_pair_of_lines_leave_the_lines_apart() -> None:
 
 
 def test_a_word_joined_to_a_number_by_a_relation_is_no_code() -> None:
-    """ "p-values=0.000" is the words "p-values" and the number "0.000", each checked on its own.
+    """A relation joins two tokens: "p-values=0.000" is a word and a number, each checked alone.
 
     As one code it failed whenever a letter of "values" was misread ("p-valves=0.000"),
     though the number was read exactly and the word is the word checks' to judge.
