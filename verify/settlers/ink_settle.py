@@ -267,14 +267,16 @@ def _settle(
         # A code shown against every change of its digits ("19th" against "18th", "10th",
         # ...) shows the number it starts with, where that number has no place of its own
         # ("the 19th century": "19" has no drawing of its own to weigh there).
-        codes = {t: number_shown(t) for t in tokens if _number_of(t) not in ("", t)}
+        code_shown = {t: number_shown(t) for t in tokens if _number_of(t) not in ("", t)}
 
         def in_code(number: str) -> bool:
-            inside = [codes[c] for c in codes if _number_of(c) == number]
+            inside = [code_shown[c] for c in code_shown if _number_of(c) == number]
             return bool(inside) and all(inside) and not ink.occurrences(field.text, number)
 
         missing = [
-            t for t in tokens if not (codes[t] if t in codes else in_code(t) or number_shown(t))
+            t
+            for t in tokens
+            if not (code_shown[t] if t in code_shown else in_code(t) or number_shown(t))
         ]
     elif reason.code == ReasonCode.WORD_CHANGED:
         # The source's word drawn against what the engines read in its place: the ink must
