@@ -70,8 +70,9 @@ def sheet(preset: str, rows: list[tuple[bytes, Layout]], deliver: int | None) ->
                 array, label = decode(png), f"clean {layout.width}x{layout.height}"
             else:
                 shot = capture(
-                    png, layout.regions, preset, column, seed=100 + r, deliver_size=deliver
-                )
+                    png, layout.regions, preset, column, seed=100 + r, deliver_size=deliver,
+                    text_x_height=layout.measures.get("x_height_px"),
+                )  # fmt: skip
                 array = shot.array()
                 label = f"{column} {shot.width}x{shot.height} {shot.format}"
             tile = Image.fromarray(np.ascontiguousarray(array))

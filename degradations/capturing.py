@@ -13,11 +13,16 @@ from itemshot.degradations.encoding import decode, encode, sample_encoding, to_r
 from itemshot.degradations.frame import Compose, Frame, Params, json_ready
 from itemshot.degradations.presets import pipeline
 from itemshot.degradations.seeding import rng_for
+from itemshot.renderer.measures import MIN_X_HEIGHT_PX
 from itemshot.renderer.records import Layout, Region
 
 # 3: delivered size, legibility-defined severities, new scene steps;
-# 4: strong photos eased to stay readable (blur, noise, JPEG, roll, keystone).
-PARAMS_VERSION = 4
+# 4: strong photos eased to stay readable (blur, noise, JPEG, roll, keystone);
+# 5: light and medium hold the page's text at the readable floor (`hold`).
+PARAMS_VERSION = 5
+# The severities that promise easy reading: their framing never draws the
+# page's text under the floor the renderer itself keeps (`MIN_X_HEIGHT_PX`).
+HELD_SEVERITIES = ("light", "medium")
 
 
 @dataclass(frozen=True)
@@ -82,9 +87,26 @@ def _finish(frame: Frame, regions: Sequence[Region], params: Params) -> Captured
     )
 
 
-def _start(pixels: np.ndarray, regions: Sequence[Region], deliver: int) -> Frame:
+def _start(pixels: np.ndarray, regions: Sequence[Region], deliver: int, hold: float = 0.0) -> Frame:
     height, width = pixels.shape[:2]
-    return Frame(pixels, _points(regions, width, height), deliver)
+    return Frame(pixels, _points(regions, width, height), deliver, hold)
+
+
+def text_hold(
+    severity: str, text_x_height: float | None, clean_long: int, deliver: int
+) -> dict[str, float] | None:
+    """Return the page scale a capture must keep for its text to stay at the floor.
+
+    `text_x_height` is the x-height of the page's text on the clean render
+    (clean px). The page scale is the page's long side in the final image
+    over the delivered long side, as the preset table gives it; text drawn
+    at `page_scale` is `MIN_X_HEIGHT_PX` high. None when the severity does
+    not hold (strong) or the text size is unknown.
+    """
+    if severity not in HELD_SEVERITIES or not text_x_height or text_x_height <= 0:
+        return None
+    scale = MIN_X_HEIGHT_PX * clean_long / (float(text_x_height) * deliver)
+    return {"floor_px": MIN_X_HEIGHT_PX, "x_height_px": float(text_x_height), "page_scale": scale}
 
 
 def delivered_long_side(width: int, height: int, deliver_size: int | None) -> int:
@@ -105,6 +127,7 @@ def capture(
     severity: str,
     seed: int,
     deliver_size: int | None = None,
+    text_x_height: float | None = None,
 ) -> Captured:
     """Simulate capturing a clean render with `preset` at `severity`, seeded only by `seed`.
 
@@ -112,12 +135,17 @@ def capture(
     be in the clean image's pixels and comes back mapped to the captured image.
     The captured image's long side is `deliver_size` (the size the model will
     receive; by default the clean image's): severities are defined by what
-    they leave legible at that size.
+    they leave legible at that size. Given the x-height of the page's text
+    (clean px), light and medium frame the page no smaller than keeps it at
+    the readable floor (`text_hold`; recorded as `hold`, and each framing
+    step records how far it was held).
     """
     pixels = _pixels(image)
     deliver = delivered_long_side(pixels.shape[1], pixels.shape[0], deliver_size)
+    hold = text_hold(severity, text_x_height, max(pixels.shape[:2]), deliver)
     steps, encode_spec = pipeline(preset, severity)
-    frame, records = steps(_start(pixels, regions, deliver), seed)
+    start = _start(pixels, regions, deliver, hold["page_scale"] if hold else 0.0)
+    frame, records = steps(start, seed)
     params = json_ready(
         {
             "version": PARAMS_VERSION,
@@ -125,6 +153,7 @@ def capture(
             "severity": severity,
             "seed": int(seed),
             "deliver": {"long_side": deliver, "requested": deliver_size},
+            "hold": hold,
             "input": {
                 "width": int(pixels.shape[1]),
                 "height": int(pixels.shape[0]),
@@ -162,7 +191,11 @@ def capture_layout(
     seed: int,
     deliver_size: int | None = None,
 ) -> tuple[Captured, Layout]:
-    """Capture a clean render and return the result with its layout moved to the new pixels."""
-    captured = capture(image, layout.regions, preset, severity, seed, deliver_size)
+    """Capture a clean render and return the result with its layout moved to the new pixels.
+
+    The layout's measured x-height (`measures`) is the text the capture holds.
+    """
+    text_x_height = layout.measures.get("x_height_px") if layout.measures else None
+    captured = capture(image, layout.regions, preset, severity, seed, deliver_size, text_x_height)
     moved = replace(layout, width=captured.width, height=captured.height, regions=captured.regions)
     return captured, moved

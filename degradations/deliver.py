@@ -22,6 +22,24 @@ def delivered_size(width: int, height: int, long_side: int) -> tuple[int, int]:
     return max(1, round(width * scale)), max(1, round(height * scale))
 
 
+def kept_margin(margins: list[float], page: tuple[float, float], hold: float) -> float:
+    """Return the share of the margins (left, top, right, bottom) that keeps the page scale.
+
+    The page's long side must stay at least `hold` of the cut's long side; 1
+    when the drawn margins already do (or nothing is held), 0 at the page's
+    own bounds (the most a cut can give).
+    """
+    if hold <= 0:
+        return 1.0
+    width, height = page
+    longest = max(width, height) / hold  # the longest cut that keeps the scale
+    share = 1.0
+    for side, grown in ((width, margins[0] + margins[2]), (height, margins[1] + margins[3])):
+        if side + grown > longest:
+            share = min(share, max(0.0, (longest - side) / grown))
+    return share
+
+
 @register
 class Crop(Transform):
     """Cut the frame to the page's bounds plus a margin (a region or window screenshot)."""
@@ -32,18 +50,25 @@ class Crop(Transform):
         self.spec = spec
 
     def sample(self, rng: np.random.Generator, frame: Frame) -> Params:
-        """Return the crop box: the page's bounds grown by a margin drawn per side."""
+        """Return the crop box: the page's bounds grown by a margin drawn per side.
+
+        Deliver scales the box's long side to the delivered one, so the margins
+        decide the page scale; where the frame holds the page's text they are
+        narrowed to keep it (`held`: the share of the drawn margins kept).
+        """
         x0, y0 = frame.page.min(axis=0)
         x1, y1 = frame.page.max(axis=0)
         span = max(x1 - x0, y1 - y0)
-        grow = [uniform(rng, self.spec["margin"]) * span for _ in range(4)]
+        drawn = [uniform(rng, self.spec["margin"]) * span for _ in range(4)]
+        held = kept_margin(drawn, (x1 - x0, y1 - y0), frame.hold)
+        grow = [margin * held for margin in drawn]
         box = [
             max(0, int(np.floor(x0 - grow[0]))),
             max(0, int(np.floor(y0 - grow[1]))),
             min(frame.width, int(np.ceil(x1 + grow[2]))),
             min(frame.height, int(np.ceil(y1 + grow[3]))),
         ]
-        return {"box": box}
+        return {"box": box, "held": held}
 
     @classmethod
     def apply(cls, frame: Frame, params: Params) -> Frame:

@@ -26,12 +26,16 @@ class Frame:
 
     The points are the corners of every region and, last, the four corners of
     the clean page, so a step can see where the page is now. `deliver` is the
-    long side of the final image (the size the model will receive).
+    long side of the final image (the size the model will receive). `hold` is
+    the smallest page scale (the page's long side in the final image over
+    `deliver`) that keeps the page's text at the readable floor; a step that
+    frames the page draws no smaller (0: nothing is held).
     """
 
     image: np.ndarray
     points: np.ndarray
     deliver: int = 0
+    hold: float = 0.0
 
     @property
     def page(self) -> np.ndarray:

@@ -16,6 +16,11 @@ Sampler = Callable[[np.random.Generator, Frame], Params]
 
 
 FRAME_ASPECTS = (1.0, 4 / 3, 16 / 9)  # a phone camera's photo formats (long / short)
+# How much of the drawn pose (keystone, roll, jitter) and lens bulge a held photo
+# keeps, tried in turn: a page whose text needs the whole frame is photographed
+# square-on (a barrel lens shrinks the corners the page then reaches).
+HOLD_POSES = (1.0, 0.75, 0.5, 0.25, 0.0)
+FIT_MARGIN = 0.01  # the share of the frame each side keeps clear of the page (`_fit`)
 
 
 def _frame_size(frame: Frame, long_side: int, aspect: float) -> tuple[int, int]:
@@ -30,7 +35,7 @@ def _nearest_aspect(frame: Frame) -> float:
     return min(FRAME_ASPECTS, key=lambda a: abs(np.log(a / shape)))
 
 
-def _fit(quad: np.ndarray, size: tuple[int, int], margin: float = 0.01) -> np.ndarray:
+def _fit(quad: np.ndarray, size: tuple[int, int], margin: float = FIT_MARGIN) -> np.ndarray:
     """Move, then if needed shrink, a quad about the frame centre so it lies inside the frame."""
     out_w, out_h = size
     lo = np.array([out_w, out_h]) * margin
@@ -81,6 +86,63 @@ def _camera_quad(
     quad = quad @ rotation.T
     quad += rng.normal(0.0, spec["jitter"] * max(half_w, half_h), size=(4, 2))
     return _fit(quad + np.array([cx, cy]), size)
+
+
+def _fits(quad: np.ndarray, size: tuple[int, int]) -> bool:
+    """Return whether a quad fits inside the frame's margins (after a shift)."""
+    room = np.asarray(size, np.float64) * (1 - 2 * FIT_MARGIN)
+    return bool(np.all(quad.max(axis=0) - quad.min(axis=0) <= room))
+
+
+def _smallest_stretch(frame: Frame, quad: np.ndarray, lens: Params) -> float:
+    """Return the least output px per page px, vertically, over the page (text's height).
+
+    Measured through the homography onto `quad` and the lens on a 5 × 5 grid
+    of the page, corners included: keystone makes the far edge the smallest.
+    """
+    (x0, y0), (x1, y1) = frame.page.min(axis=0), frame.page.max(axis=0)
+    xs, ys = np.meshgrid(np.linspace(x0, x1 - 1, 5), np.linspace(y0, y1 - 1, 5))
+    grid = np.stack([xs.ravel(), ys.ravel()], axis=1)
+    stages = [{"kind": "homography", "matrix": _homography(frame, quad)}, lens]
+    top = geometry.forward(stages, grid)
+    below = geometry.forward(stages, grid + np.array([0.0, 1.0]))
+    return float(np.min(np.linalg.norm(below - top, axis=1)))
+
+
+def _held(
+    frame: Frame, quad: np.ndarray, lens: Params, size: tuple[int, int]
+) -> tuple[np.ndarray, Params, Params | None]:
+    """Return the quad and lens, grown and if need be squared up, that keep the page's text held.
+
+    `frame.hold` is a page scale (the page's long side over the delivered
+    long side, which is the frame's here); the quad grows about its centre
+    until the smallest stretch over the page reaches it, keeping as much of
+    the drawn pose and lens bulge (`HOLD_POSES`) as still fits the frame. The
+    record says what was needed, drawn and kept; None when the drawn quad
+    already holds the text (so an item's cells that differ only in their
+    text's size share one record while none is held).
+    """
+    if frame.hold <= 0:
+        return quad, lens, None
+    page = frame.page.max(axis=0) - frame.page.min(axis=0)
+    need = frame.hold * frame.deliver / float(page.max())
+    drawn = _smallest_stretch(frame, quad, lens)
+    if drawn >= need:
+        return quad, lens, None
+    record: Params = {"need": need, "drawn": drawn}
+    centre = quad.mean(axis=0)
+    half = np.array([frame.width, frame.height]) * need / 2
+    square = centre + np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * half
+    for pose in HOLD_POSES:
+        posed = square + pose * (quad - square)
+        bulge = lens | {"k1": float(lens["k1"]) * pose}
+        grow = max(1.0, need / _smallest_stretch(frame, posed, bulge))
+        grown = centre + (posed - centre) * grow
+        if _fits(grown, size) or pose == HOLD_POSES[-1]:
+            held = _fit(grown, size)
+            stretch = _smallest_stretch(frame, held, bulge)
+            return held, bulge, record | {"pose": pose, "grow": grow, "stretch": stretch}
+    raise AssertionError("unreachable: the last pose is always taken")
 
 
 def _homography(frame: Frame, quad: np.ndarray) -> list[list[float]]:
@@ -150,8 +212,10 @@ def paper_photo(spec: dict[str, Any]) -> Sampler:
         if rng.random() < spec["p_bend"]:
             stages.append(_bend(rng, frame, spec))
         quad = _camera_quad(rng, frame, size, spec)
+        lens = _lens(rng, size, spec)
+        quad, lens, held = _held(frame, quad, lens, size)
         stages.append({"kind": "homography", "matrix": _homography(frame, quad)})
-        stages.append(_lens(rng, size, spec))
+        stages.append(lens)
         surfaces = spec["surfaces"]
         return {
             "size": list(size),
@@ -159,6 +223,7 @@ def paper_photo(spec: dict[str, Any]) -> Sampler:
             "stages": stages,
             "plane_stages": _without_bend(stages),
             "shading": any(s["kind"] == "bend" for s in stages),
+            "held": held,
             "backdrop": {
                 "kind": "surface",
                 "texture": surfaces[int(rng.integers(len(surfaces)))],
@@ -224,14 +289,13 @@ def screen_photo(spec: dict[str, Any]) -> Sampler:
         scene = sample_scene(rng, frame.width, frame.height)
         size = _frame_size(frame, frame.deliver, _nearest_aspect(frame))
         quad = _camera_quad(rng, frame, size, spec)
-        stages = [
-            {"kind": "homography", "matrix": _homography(frame, quad)},
-            _lens(rng, size, spec),
-        ]
+        lens = _lens(rng, size, spec)
+        quad, lens, held = _held(frame, quad, lens, size)
+        stages = [{"kind": "homography", "matrix": _homography(frame, quad)}, lens]
         jacobian = _centre_jacobian(stages, size)
         pattern = moire(rng, jacobian, scene["density"], spec | {"deliver": frame.deliver})
         return {"size": list(size), "grid": 8, "stages": stages, "shading": False,
-                "backdrop": scene, "moire": pattern}  # fmt: skip
+                "backdrop": scene, "moire": pattern, "held": held}  # fmt: skip
 
     return sample
 

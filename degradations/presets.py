@@ -25,6 +25,11 @@ Ranges are `(low, high)` drawn uniformly per image; `p_*` are probabilities.
 | | medium | 1.0 (200–300 dpi) | optics 0.5–0.8 | 14–28 / 226–240 | 85–92 | toner 0.002 / 0.03, bleed 0.06–0.1 |
 | | strong | 1.0 (150–200 dpi) | optics 0.7–1.0, stroke spread 0–1 | 24–40 / 208–224, saturation 0.5–0.75 | 50–62 | toner 0.004 / 0.06, bleed 0.1–0.16 |
 
+Light and medium hold the page's text at the renderer's floor
+(`capturing.text_hold`): a page whose text the drawn page scale would take
+under it is framed larger (screenshots: narrower margins; photos: closer and,
+where the frame needs it, squarer), and the record says so. Strong is not held.
+
 Page scale is the page's long side in the delivered image over the delivered
 long side (photos: its fill of the frame, then keystone and roll; screens: the
 share of the frame's area the page covers). Blur "rim" is the depth-of-field

@@ -244,13 +244,15 @@ def capture(
     """Simulate capturing a clean image (screenshot, phone photo, scan), replayably.
 
     The result holds the encoded image, every sampled parameter, and the
-    layout's regions mapped into the captured pixels when `layout` is given.
+    layout's regions mapped into the captured pixels when `layout` is given
+    (light and medium then hold its measured text at the readable floor).
     Its long side is `deliver_size` (default: the clean image's).
     """
     from itemshot.degradations import capture as apply_capture
 
     regions = layout.regions if layout else ()
-    return apply_capture(image, regions, preset, severity, seed, deliver_size)
+    x_height = layout.measures.get("x_height_px") if layout and layout.measures else None
+    return apply_capture(image, regions, preset, severity, seed, deliver_size, x_height)
 
 
 def verify(

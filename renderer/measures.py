@@ -23,6 +23,14 @@ from typing import Any
 
 from itemshot.renderer.records import Layout, Quad, Region
 
+# The smallest x-height, in delivered pixels, text is drawn at: the page's fit
+# shrinks text no further, and light and medium captures hold the page's text
+# at it (`degradations.capturing`). The verifier fails text under 6 px
+# (`Thresholds.x_height_px`); a floor in CSS px (it was 11 px) left the
+# reference face at 5.8 px, so clean renders of long items were drawn too small
+# to pass. The margin covers the ink's pixel rounding.
+MIN_X_HEIGHT_PX = 6.25
+
 MEASURES = ("x_height_px", "figure_area_px", "page_scale", "options_shown", "line_count")
 
 

@@ -30,6 +30,7 @@ from itemshot.renderer.markup import (
     paragraphs,
     parse_inline,
 )
+from itemshot.renderer.measures import MIN_X_HEIGHT_PX
 from itemshot.renderer.presentation import FONT_STYLES, Presentation
 from itemshot.renderer.scene_words import SCENE_WORDS
 
@@ -73,11 +74,6 @@ WORDS: dict[str, dict[str, str]] = {
 
 # Longest option (in characters) that still sits well in a two-column grid.
 TWO_COLUMN_MAX_CHARS = 38
-# The smallest x-height, in delivered pixels, the fit may shrink text to. The
-# verifier fails text under 6 px (`Thresholds.x_height_px`); a floor in CSS px
-# (it was 11 px) left the reference face at 5.8 px, so clean renders of long
-# items were drawn too small to pass. The margin covers the ink's pixel rounding.
-MIN_X_HEIGHT_PX = 6.25
 LINE_HEIGHT = 1.35  # line pitch, in multiples of the nominal size (the reference face's)
 
 

@@ -6,8 +6,10 @@ comparison:
 1. Unicode NFKC (full-width letters and digits become ASCII, ligatures split).
 2. Quotes unified to `'` / `"`, dashes and minus signs to `-`, ellipsis to `...`.
 3. Whitespace folded: every run of whitespace becomes one space, ends trimmed.
-4. Fill-in blanks (runs of two or more `_`) removed: they are drawn as a rule
-   that OCR does not read as characters.
+4. Fill-in blanks and elisions (runs of two or more `_` or of two or more
+   dots, an ellipsis included) removed: a rule, or dots a fraction of a
+   letter's size, that OCR reads as nothing, one mark or three; neither says
+   a word ("E is .. ?" asks what E is).
 5. CJK spacing removed: a space next to a CJK character (kana, kanji, CJK
    punctuation, full-width forms) is dropped, since tesseract puts spaces
    between Japanese characters that the source does not have.
@@ -77,7 +79,7 @@ _CJK_CHAR = re.compile(f"[{_CJK}]")
 _SPACE_BEFORE_CJK = re.compile(f" (?=[{_CJK}])")
 _SPACE_AFTER_CJK = re.compile(f"(?<=[{_CJK}]) ")
 _WHITESPACE = re.compile(r"\s+")
-_BLANK = re.compile(r"_{2,}")
+_BLANK = re.compile(r"_{2,}|\.{2,}")
 
 
 # Letters of two scripts drawn as one glyph, which NFKC keeps apart: a reader (and an
