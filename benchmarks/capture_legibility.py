@@ -14,8 +14,8 @@ captured with every preset at every severity and delivered at `--deliver-size`
 - the delivered size (median width × height);
 - the x-height of the text at the delivered size, median and 5th percentile
   over images (an image's x-height is the median over its question and option
-  regions: the font's x-height × its CSS size × the device scale × the local
-  scale of the region's mapped quad);
+  regions: the font's x-height × the CSS size its glyphs are drawn at × the
+  device scale × the local scale of the region's mapped quad);
 - the page's share of the frame (the area of the clean page's mapped corners
   over the frame's area): median, min and max;
 - "held": the images whose framing light or medium drew larger to keep the
@@ -147,7 +147,9 @@ def x_height(layout: Layout, clean: Layout | None, regions: list[Region]) -> flo
         family = max(region.fonts.items(), key=lambda kv: kv[1])[0] if region.fonts else None
         facts = font_facts(family) if family else None
         ratio = facts.x_height if facts else DEFAULT_X_HEIGHT
-        heights.append(region.font_px * device * local * ratio)
+        # The face's own x-height ratio applies to the size its glyphs are drawn at
+        # (`font_px` is the reference face's size of the same x-height), as the verifier's.
+        heights.append(region.drawn_px * device * local * ratio)
     return float(median(heights)) if heights else float("nan")
 
 
