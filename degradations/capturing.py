@@ -18,7 +18,8 @@ from itemshot.renderer.records import Layout, Region
 
 # 3: delivered size, legibility-defined severities, new scene steps;
 # 4: strong photos eased to stay readable (blur, noise, JPEG, roll, keystone);
-# 5: light and medium hold the page's text at the readable floor (`hold`).
+# 5: light and medium hold the page's text at the readable floor (`hold`); scan
+#    dropouts only inside strokes, not in a page's dark fills.
 PARAMS_VERSION = 5
 # The severities that promise easy reading: their framing never draws the
 # page's text under the floor the renderer itself keeps (`MIN_X_HEIGHT_PX`).

@@ -11,6 +11,13 @@ from itemshot.backgrounds.textures import surface_texture
 from itemshot.degradations.frame import Frame, Params, Transform, register, uniform
 
 TINT_KEPT = 0.35  # share of the paper's colour cast a scan keeps
+# A dark pixel whose neighbourhood (a window `FILL_WINDOW` of the page's long side
+# across) is at least `FILL_SHARE` dark lies in a fill (a dark board or screen, a
+# bar), not in a stroke: letters' strokes leave most of their window light, while
+# every dark pixel of a dark page, beside its light text too, has 70% or more of
+# its window dark (measured on blackboard pages).
+FILL_WINDOW = 0.015
+FILL_SHARE = 0.6
 
 
 @register
@@ -46,7 +53,13 @@ class PaperGrain(Transform):
 
 @register
 class TonerNoise(Transform):
-    """Toner speckles on the paper, dropouts inside strokes, and slight stroke spread."""
+    """Toner speckles on the paper, dropouts inside strokes, and slight stroke spread.
+
+    A dropout is a void in a stroke's toner, so it lands on stroke pixels only:
+    the dark fill of a page (a blackboard, a game screen) is toner too, but a
+    dropout density set for strokes would strew it with light specks as bright
+    as its text, many times more of them than a page of dark text gets.
+    """
 
     name = "toner_noise"
 
@@ -76,11 +89,18 @@ class TonerNoise(Transform):
         draw = cv2.resize(draw, (w, h), interpolation=cv2.INTER_NEAREST)
         dark = cv2.cvtColor(image, cv2.COLOR_RGB2GRAY) < 128
         specks = (draw < params["speckle"]) & ~dark
-        drops = (draw > 1 - params["dropout"]) & dark
+        drops = (draw > 1 - params["dropout"]) & strokes(dark)
         image = image.copy()
         image[specks] = (image[specks] * 0.35).astype(np.uint8)
         image[drops] = np.maximum(image[drops], 170)
         return frame.with_image(cv2.GaussianBlur(image, (0, 0), 0.6))
+
+
+def strokes(dark: np.ndarray) -> np.ndarray:
+    """Return the dark pixels that are strokes, not fills (see `FILL_SHARE`)."""
+    window = max(3, round(FILL_WINDOW * max(dark.shape)) | 1)
+    share = cv2.blur(dark.astype(np.float32), (window, window))
+    return dark & (share < FILL_SHARE)
 
 
 _WORDS = [
