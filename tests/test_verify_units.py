@@ -589,6 +589,27 @@ def test_a_token_either_engine_reads_is_shown() -> None:
     assert _shared(label, (Reason("letter_mismatch", "option:A", "label read as None"),)) == label
 
 
+def test_a_formula_fields_words_either_engine_reads_are_shown() -> None:
+    """A handwritten "mv sin θ": tesseract reads "wv sin", the second engine "mv sīn".
+
+    Each reading shows one of the two plain words, so each fails the word
+    recall; every word is shown by one of them. A word neither shows still fails.
+    """
+    from itemshot.verify.checks.expected import Field
+    from itemshot.verify.modes.regions import _formula_words_shown
+
+    field = Field("option:F", "mv sin \n", ("\\theta",), ())
+    recall = Reason("text_mismatch", "option:F", "word recall 0.50")
+    label = Reason("letter_mismatch", "option:F", "label read as None")
+    readings = ["(F) wv sin 6", "(F) mv s\u012bn \u03b8"]
+    kept, shown = _formula_words_shown(field, (recall, label), readings, DEFAULT_THRESHOLDS)
+    assert kept == (label,) and shown == 1.0
+    kept, shown = _formula_words_shown(
+        field, (recall,), ["(F) wv sin", "(F) wv"], DEFAULT_THRESHOLDS
+    )
+    assert kept == (recall,) and shown == 0.5
+
+
 def test_a_texts_end_one_engine_reads_is_shown_whatever_the_others_similarity() -> None:
     """tesseract misses the stem's end ("n=______"); the second engine reads it but garbles a line.
 

@@ -62,7 +62,7 @@ from itemshot.verify.page.crops import (
 )
 from itemshot.verify.reading import second_reader
 from itemshot.verify.reading.ocr import join_words, language_for, ocr_stacked, words
-from itemshot.verify.reading.text import normalise
+from itemshot.verify.reading.text import normalise, word_recall
 from itemshot.verify.settlers.drawn_face import DrawnFace
 from itemshot.verify.settlers.ink_settle import settle_by_ink
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
@@ -357,12 +357,35 @@ def _second_opinion(
         for r in (_shared(r, other.reasons) for r in best.reasons if r.code not in FINDING_CODES)
         if r is not None
     )
+    readings = [first.region.observed, observed]
+    kept, recall = _formula_words_shown(field, kept, readings, thresholds)
+    if recall is not None:
+        region = replace(region, measures={**region.measures, "word_recall_either": recall})
     # A word either reading shows otherwise stays until a reading shows it as the source has it.
-    words = _words_left(field, [first, second], [first.region.observed, observed])
+    words = _words_left(field, [first, second], readings)
     kept += words
     if "number_missing" not in {r.code for r in kept}:
         kept += _script_evidence(field, first.region.observed, observed)
     return field, crops, FieldResult(best.score, kept, region)
+
+
+def _formula_words_shown(
+    field: Field, kept: tuple[Reason, ...], readings: list[str], thresholds: Thresholds
+) -> tuple[tuple[Reason, ...], float | None]:
+    """Return the reasons without a formula field's word-recall failure that both readings pass.
+
+    A field with formulas is checked by the share of its plain words read,
+    each word on its own: one either reading shows is shown ("mv sin θ" read
+    "wv sin" and "mv sīn"). Also return that share over both readings (None
+    when there was no such failure to weigh).
+    """
+    recall_failed = [r for r in kept if r.code == "text_mismatch" and not r.tokens]
+    if not field.math or not recall_failed:
+        return kept, None
+    recall = word_recall(field.text, "\n".join(readings))
+    if recall < thresholds.math_recall:
+        return kept, recall
+    return tuple(r for r in kept if r not in recall_failed), recall
 
 
 # Checks about tokens (numbers, units, words in their place), each read or not on its own.
