@@ -249,10 +249,11 @@ def capture(
     Its long side is `deliver_size` (default: the clean image's).
     """
     from itemshot.degradations import capture as apply_capture
+    from itemshot.degradations import capture_layout
 
-    regions = layout.regions if layout else ()
-    x_height = layout.measures.get("x_height_px") if layout and layout.measures else None
-    return apply_capture(image, regions, preset, severity, seed, deliver_size, x_height)
+    if layout is None:
+        return apply_capture(image, (), preset, severity, seed, deliver_size)
+    return capture_layout(image, layout, preset, severity, seed, deliver_size)[0]
 
 
 def verify(
