@@ -13,9 +13,9 @@ from itemshot.degradations.frame import Frame, Params, Transform, register, unif
 TINT_KEPT = 0.35  # share of the paper's colour cast a scan keeps
 # A dark pixel whose neighbourhood (a window `FILL_WINDOW` of the page's long side
 # across) is at least `FILL_SHARE` dark lies in a fill (a dark board or screen, a
-# bar), not in a stroke: letters' strokes leave most of their window light, while
-# every dark pixel of a dark page, beside its light text too, has 70% or more of
-# its window dark (measured on blackboard pages).
+# bar), not in a stroke: letters' strokes leave most of their window light. On a
+# blackboard page 2% of the dark pixels count as strokes (its edges, beside its
+# chalk text); on a page of dark text, a quarter (its bars and frames are fills).
 FILL_WINDOW = 0.015
 FILL_SHARE = 0.6
 
