@@ -133,16 +133,16 @@ def _held(
     centre = quad.mean(axis=0)
     half = np.array([frame.width, frame.height]) * need / 2
     square = centre + np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * half
-    for pose in HOLD_POSES:
+    for pose in HOLD_POSES:  # the last (square-on) is taken even where it does not fit
         posed = square + pose * (quad - square)
         bulge = lens | {"k1": float(lens["k1"]) * pose}
         grow = max(1.0, need / _smallest_stretch(frame, posed, bulge))
         grown = centre + (posed - centre) * grow
-        if _fits(grown, size) or pose == HOLD_POSES[-1]:
-            held = _fit(grown, size)
-            stretch = _smallest_stretch(frame, held, bulge)
-            return held, bulge, record | {"pose": pose, "grow": grow, "stretch": stretch}
-    raise AssertionError("unreachable: the last pose is always taken")
+        if _fits(grown, size):
+            break
+    held = _fit(grown, size)
+    stretch = _smallest_stretch(frame, held, bulge)
+    return held, bulge, record | {"pose": pose, "grow": grow, "stretch": stretch}
 
 
 def _homography(frame: Frame, quad: np.ndarray) -> list[list[float]]:
