@@ -21,6 +21,7 @@ FRAME_ASPECTS = (1.0, 4 / 3, 16 / 9)  # a phone camera's photo formats (long / s
 # square-on (a barrel lens shrinks the corners the page then reaches).
 HOLD_POSES = (1.0, 0.75, 0.5, 0.25, 0.0)
 FIT_MARGIN = 0.01  # the share of the frame each side keeps clear of the page (`_fit`)
+GROW_ROUNDS = 4  # rounds of `_grow`: the lens makes one ratio fall short by a percent or so
 
 
 def _frame_size(frame: Frame, long_side: int, aspect: float) -> tuple[int, int]:
@@ -94,41 +95,54 @@ def _fits(quad: np.ndarray, size: tuple[int, int]) -> bool:
     return bool(np.all(quad.max(axis=0) - quad.min(axis=0) <= room))
 
 
-def _smallest_stretch(frame: Frame, quad: np.ndarray, lens: Params) -> float:
+def _smallest_stretch(frame: Frame, bend: Params | None, quad: np.ndarray, lens: Params) -> float:
     """Return the least output px per page px, vertically, over the page (text's height).
 
-    Measured through the homography onto `quad` and the lens on a 5 × 5 grid
-    of the page, corners included: keystone makes the far edge the smallest.
+    Measured through the page's bend, the homography onto `quad` and the lens
+    on a 5 × 5 grid of the page, corners included: keystone makes the far edge
+    the smallest, a curl its rolled edge.
     """
     (x0, y0), (x1, y1) = frame.page.min(axis=0), frame.page.max(axis=0)
     xs, ys = np.meshgrid(np.linspace(x0, x1 - 1, 5), np.linspace(y0, y1 - 1, 5))
     grid = np.stack([xs.ravel(), ys.ravel()], axis=1)
-    stages = [{"kind": "homography", "matrix": _homography(frame, quad)}, lens]
+    stages = _stages(frame, bend, quad, lens)
     top = geometry.forward(stages, grid)
     below = geometry.forward(stages, grid + np.array([0.0, 1.0]))
     return float(np.min(np.linalg.norm(below - top, axis=1)))
 
 
+def _posed_bend(bend: Params | None, pose: float) -> Params | None:
+    """Return the bend with `pose` of its tilt kept (a fold's angle, a curl's end angle)."""
+    if bend is None or pose == 1.0:
+        return bend
+    if pose == 0.0:
+        return None  # a page held square-on is photographed flat
+    if bend["mode"] == "fold":
+        return bend | {"angle": float(bend["angle"]) * pose}
+    # The same length of page rolls through `pose` of the angle: a wider cylinder.
+    return bend | {"radius": float(bend["radius"]) / pose}
+
+
 def _held(
-    frame: Frame, quad: np.ndarray, lens: Params, size: tuple[int, int]
-) -> tuple[np.ndarray, Params, Params | None]:
-    """Return the quad and lens, grown and if need be squared up, that keep the page's text held.
+    frame: Frame, bend: Params | None, quad: np.ndarray, lens: Params, size: tuple[int, int]
+) -> tuple[Params | None, np.ndarray, Params, Params | None]:
+    """Return the bend, quad and lens, grown and if need be flattened, that keep the text held.
 
     `frame.hold` is a page scale (the page's long side over the delivered
     long side, which is the frame's here); the quad grows about its centre
     until the smallest stretch over the page reaches it, keeping as much of
-    the drawn pose and lens bulge (`HOLD_POSES`) as still fits the frame. The
-    record says what was needed, drawn and kept; None when the drawn quad
-    already holds the text (so an item's cells that differ only in their
-    text's size share one record while none is held).
+    the drawn pose, page bend and lens bulge (`HOLD_POSES`) as still fits the
+    frame. The record says what was needed, drawn and kept; None when the
+    drawn photo already holds the text (so an item's cells that differ only in
+    their text's size share one record while none is held).
     """
     if frame.hold <= 0:
-        return quad, lens, None
+        return bend, quad, lens, None
     page = frame.page.max(axis=0) - frame.page.min(axis=0)
     need = frame.hold * frame.deliver / float(page.max())
-    drawn = _smallest_stretch(frame, quad, lens)
+    drawn = _smallest_stretch(frame, bend, quad, lens)
     if drawn >= need:
-        return quad, lens, None
+        return bend, quad, lens, None
     record: Params = {"need": need, "drawn": drawn}
     centre = quad.mean(axis=0)
     half = np.array([frame.width, frame.height]) * need / 2
@@ -136,13 +150,36 @@ def _held(
     for pose in HOLD_POSES:  # the last (square-on) is taken even where it does not fit
         posed = square + pose * (quad - square)
         bulge = lens | {"k1": float(lens["k1"]) * pose}
-        grow = max(1.0, need / _smallest_stretch(frame, posed, bulge))
+        kept = _posed_bend(bend, pose)
+        grow = _grow(frame, kept, posed, bulge, need)
         grown = centre + (posed - centre) * grow
         if _fits(grown, size):
             break
     held = _fit(grown, size)
-    stretch = _smallest_stretch(frame, held, bulge)
-    return held, bulge, record | {"pose": pose, "grow": grow, "stretch": stretch}
+    stretch = _smallest_stretch(frame, kept, held, bulge)
+    return kept, held, bulge, record | {"pose": pose, "grow": grow, "stretch": stretch}
+
+
+def _grow(frame: Frame, bend: Params | None, quad: np.ndarray, lens: Params, need: float) -> float:
+    """Return how much the quad grows about its centre for the smallest stretch to reach `need`.
+
+    A lens compresses the corners a larger quad reaches, so one ratio falls
+    short: it is applied again until the stretch holds (a few rounds).
+    """
+    centre = quad.mean(axis=0)
+    grow = 1.0
+    for _ in range(GROW_ROUNDS):
+        stretch = _smallest_stretch(frame, bend, centre + (quad - centre) * grow, lens)
+        if stretch >= need:
+            break
+        grow *= need / stretch
+    return grow
+
+
+def _stages(frame: Frame, bend: Params | None, quad: np.ndarray, lens: Params) -> list[Params]:
+    """Return a photo's geometric stages: the page's bend (if any), the camera, the lens."""
+    camera = {"kind": "homography", "matrix": _homography(frame, quad)}
+    return ([bend] if bend else []) + [camera, lens]
 
 
 def _homography(frame: Frame, quad: np.ndarray) -> list[list[float]]:
@@ -208,14 +245,11 @@ def paper_photo(spec: dict[str, Any]) -> Sampler:
 
     def sample(rng: np.random.Generator, frame: Frame) -> Params:
         size = _frame_size(frame, frame.deliver, _nearest_aspect(frame))
-        stages: list[Params] = []
-        if rng.random() < spec["p_bend"]:
-            stages.append(_bend(rng, frame, spec))
+        bend = _bend(rng, frame, spec) if rng.random() < spec["p_bend"] else None
         quad = _camera_quad(rng, frame, size, spec)
         lens = _lens(rng, size, spec)
-        quad, lens, held = _held(frame, quad, lens, size)
-        stages.append({"kind": "homography", "matrix": _homography(frame, quad)})
-        stages.append(lens)
+        bend, quad, lens, held = _held(frame, bend, quad, lens, size)
+        stages = _stages(frame, bend, quad, lens)
         surfaces = spec["surfaces"]
         return {
             "size": list(size),
@@ -290,8 +324,8 @@ def screen_photo(spec: dict[str, Any]) -> Sampler:
         size = _frame_size(frame, frame.deliver, _nearest_aspect(frame))
         quad = _camera_quad(rng, frame, size, spec)
         lens = _lens(rng, size, spec)
-        quad, lens, held = _held(frame, quad, lens, size)
-        stages = [{"kind": "homography", "matrix": _homography(frame, quad)}, lens]
+        _, quad, lens, held = _held(frame, None, quad, lens, size)
+        stages = _stages(frame, None, quad, lens)
         jacobian = _centre_jacobian(stages, size)
         pattern = moire(rng, jacobian, scene["density"], spec | {"deliver": frame.deliver})
         return {"size": list(size), "grid": 8, "stages": stages, "shading": False,
