@@ -17,6 +17,7 @@ from itemshot.verify.checks.fonts import font_facts, uncovered
 from itemshot.verify.checks.labels import split_label
 from itemshot.verify.checks.scoring import score_caption
 from itemshot.verify.checks.tokens import (
+    codes,
     formula_numbers,
     missing_formula_numbers,
     missing_numbers,
@@ -66,6 +67,17 @@ def test_a_changed_number_is_a_missing_critical_token_despite_high_similarity() 
     assert missing_numbers("at 100 kPa, 300 K", "at 100kPa, 300 K") == []
     assert missing_units("at 100 kPa", "at 100 Pa") == ["100kPa"]
     assert missing_numbers("Fig. P2.79", "Fig. P2.19") == ["P2.79"]
+
+
+def test_a_number_whose_sentence_runs_into_the_next_is_the_number_as_read() -> None:
+    # "x =8.If": a number, a point and the next sentence's "If", read "8.1f" or "8.if".
+    source = "has horizontal tangents at x = 4 and x =8.If f(x)"
+    assert codes(source) == []
+    assert missing_numbers(source, "tangents at x = 4 and x =8.1f f(x)") == []
+    assert missing_numbers(source, "tangents at x = 4 and x =8.if f(x)") == []
+    assert missing_numbers(source, "tangents at x = 4 and x =6.1f f(x)") == ["8"]
+    assert missing_numbers(source, "tangents at x = 4 and x =8.7f f(x)") == ["8"]
+    assert missing_numbers("costs 8.5 dollars", "costs 8.1 dollars") == ["8.5"]
 
 
 def test_formula_numbers_are_the_baseline_digits_ocr_can_read() -> None:

@@ -86,13 +86,16 @@ def leading_number(token: str) -> str:
 # words "p-values" and the number "0.000", each checked by its own check) and a percent
 # sign run into the next word ("10%increase").
 _JOINS = re.compile(r"[=<>≤≥≈≠]+|(?<=%)")
+# A sentence run into the next after a number ("x =8.If"): the number ends one sentence and
+# the word starts the next; neither is a code (`numbers` and the word checks have them).
+_SENTENCE_RUN = re.compile(r"(?<=\d)\.(?=[A-Z][a-z])")
 
 
 def codes(text: str) -> list[str]:
     """Return words that mix letters and digits (E1, P2.79, G2, 2E3), punctuation stripped."""
     found = []
     for word in words(text):
-        for piece in _JOINS.split(word):
+        for piece in (p for joined in _JOINS.split(word) for p in _SENTENCE_RUN.split(joined)):
             piece = piece.strip(".,;:!?()[]{}\"'")
             # Latin letters only: Japanese runs on without spaces, so a "word" mixing kana
             # and digits is a whole sentence, whose numbers `numbers` checks one by one.
@@ -180,12 +183,34 @@ def _missing_plain_numbers(expected: str, observed: str) -> list[str]:
     # A minus an engine drops is the ink's to settle, weighed against the unsigned drawing.
     have = Counter(numbers(_ocr_number_fix(observed)))
     missing: list[str] = []
-    for number in numbers(expected):
+    for number, read_on in _numbers_read_on(expected):
         if have[number] > 0:
             have[number] -= 1
+        elif read_on and have[read_on] > 0:
+            have[read_on] -= 1
         else:
             missing.append(number)
     return missing
+
+
+# A point after a number, then a letter drawn as a digit: a sentence run into the next
+# without a space ("x =8.If").
+_POINT_LETTER = re.compile(r"\.([IlO])")
+
+
+def _numbers_read_on(text: str) -> list[tuple[str, str]]:
+    """Return each number of the text with the decimal a reader may read it as ("" for none).
+
+    "x =8.If" shows the number 8, a point and the word "If"; no reader tells
+    that "I" from a 1 (`_CODE_ALIKE`), so "8.1f" shows the 8 as drawn.
+    """
+    text = normalise(text)
+    found = []
+    for match in _NUMBER.finditer(text):
+        number = match.group(0).lstrip("+")
+        letter = _POINT_LETTER.match(text, match.end())
+        found.append((number, f"{number}.{_code_glyphs(letter[1])}" if letter else ""))
+    return found
 
 
 def missing_units(expected: str, observed: str) -> list[str]:
