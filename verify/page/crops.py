@@ -134,7 +134,8 @@ def clean_text_crop(grey: np.ndarray, margin: int = 6, font_px: float = 0.0) -> 
     """Return a dark-on-light grey crop without box borders or specks, trimmed to its ink.
 
     Large components touching the crop's edge, or within EDGE_SLACK em of it
-    (the frame of an option box, a rule) are painted over with the background,
+    (the frame of an option box, a rule, a box's side: as tall as the crop and
+    narrower than SIDE_SHAPE of its height) are painted over with the background,
     except the glyphs joined to them (with `font_px`: what is neither a
     straight stroke over RULE_LENGTH em nor within FRAME_END em of the
     frame's ends, nor a rounded corner's arc); glyphs that merely touch
@@ -167,7 +168,9 @@ def clean_text_crop(grey: np.ndarray, margin: int = 6, font_px: float = 0.0) -> 
     for label in range(1, count):
         x, y, cw, ch, _area = stats[label]
         touches = x <= slack or y <= slack or x + cw >= w - slack or y + ch >= h - slack
-        frame_like = cw > 0.5 * w or ch > 0.9 * h
+        # As tall as the crop: a box's side is a stroke; a glyph group as tall (a handwritten
+        # "dy" joined from ascender to descender in a line's tight crop) is wide as letters.
+        frame_like = cw > 0.5 * w or (ch > 0.9 * h and cw < SIDE_SHAPE * ch)
         if touches and frame_like:
             frame = labels == label
             if font_px > 0:  # what is neither a rule nor near the box's ends is a glyph
@@ -190,6 +193,7 @@ def clean_text_crop(grey: np.ndarray, margin: int = 6, font_px: float = 0.0) -> 
 
 
 EDGE_SLACK = 0.15  # em: a component this close to the crop's edge touches it
+SIDE_SHAPE = 1 / 3  # a piece as tall as the crop and narrower than this share of its height
 RULE_LENGTH = 2.5  # em: a straight stroke this long is a rule, not part of a glyph
 FRAME_END = 0.75  # em: a frame's rounded ends lie this close to its own left and right
 
