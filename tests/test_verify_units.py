@@ -289,41 +289,37 @@ def test_figure_reference_words_are_dropped_before_scoring() -> None:
 
 def test_lookalike_glyphs_are_measured_per_font() -> None:
     """Nanum Pen Script draws 1, l and I as one stroke; Noto Sans's 1 has a flag and a foot."""
-    from itemshot.verify.checks.glyphs import groups, lookalikes, read_numbers_as_drawn
+    from itemshot.verify.checks.glyphs import groups, lookalikes, read_as_drawn
 
     assert any({"1", "l", "I", "|"} <= g for g in groups(lookalikes("Nanum Pen Script")))
     assert not any("1" in g for g in groups(lookalikes("Noto Sans")))
-    assert read_numbers_as_drawn("Figure |, then", "Figure 1, then", "Nanum Pen Script") == (
+    assert read_as_drawn("Figure |, then", "Figure 1, then", "Nanum Pen Script") == (
         "Figure 1, then"
     )
     # Only into the source's own numbers: a changed digit still differs, the word "I" stays.
-    assert read_numbers_as_drawn("Figure |", "Figure 7", "Nanum Pen Script") == "Figure |"
-    assert read_numbers_as_drawn("I saw 1", "I saw 1", "Nanum Pen Script") == "I saw 1"
-    assert read_numbers_as_drawn("Figure |", "Figure 1", "Noto Sans") == "Figure |"
+    assert read_as_drawn("Figure |", "Figure 7", "Nanum Pen Script") == "Figure |"
+    assert read_as_drawn("I saw 1", "I saw 1", "Nanum Pen Script") == "I saw 1"
+    assert read_as_drawn("Figure |", "Figure 1", "Noto Sans") == "Figure |"
 
 
 def test_a_bare_stroke_run_into_the_next_word_is_the_sources_number_and_word() -> None:
     """A handwritten "Figure 1 E is" read "Figure IE is": the "1" and the "E" as the source spaces them."""
-    from itemshot.verify.checks.glyphs import read_numbers_as_drawn
+    from itemshot.verify.checks.glyphs import read_as_drawn
 
     source = "Figure 1 E is .. ?"
-    assert read_numbers_as_drawn("Figure IE is.?", source, "Nanum Pen Script") == (
-        "Figure 1 E is.?"
-    )
+    assert read_as_drawn("Figure IE is.?", source, "Nanum Pen Script") == ("Figure 1 E is.?")
     # Never into another number, never where the source has the pair as read, never in a
     # face whose 1 is drawn otherwise.
-    assert read_numbers_as_drawn("Figure IE is", "Figure 7 E is", "Nanum Pen Script") == (
-        "Figure IE is"
-    )
-    assert read_numbers_as_drawn("see IE and 1 E", "see IE and 1 E", "Nanum Pen Script") == (
+    assert read_as_drawn("Figure IE is", "Figure 7 E is", "Nanum Pen Script") == ("Figure IE is")
+    assert read_as_drawn("see IE and 1 E", "see IE and 1 E", "Nanum Pen Script") == (
         "see IE and 1 E"
     )
-    assert read_numbers_as_drawn("Figure IE is", source, "Noto Sans") == "Figure IE is"
+    assert read_as_drawn("Figure IE is", source, "Noto Sans") == "Figure IE is"
 
 
 def test_a_letter_whose_cases_share_a_shape_is_read_either_way_in_a_code() -> None:
     """A handwritten "EV71" read "Ev7I": its "V" is its "v" drawn larger, its "1" an upright stroke."""
-    from itemshot.verify.checks.glyphs import lookalikes, read_numbers_as_drawn
+    from itemshot.verify.checks.glyphs import lookalikes, read_as_drawn
 
     assert ("v", "V") in lookalikes("Nanum Pen Script")
     assert ("c", "C") in lookalikes("Nanum Pen Script")
@@ -331,17 +327,15 @@ def test_a_letter_whose_cases_share_a_shape_is_read_either_way_in_a_code() -> No
     assert ("a", "A") not in lookalikes("Noto Sans")
     source = "the EV71 vaccine and EV71-related disease"
     read = "the Ev7I vaccine and Ev7I-\nrelated disease"  # broken at its hyphen
-    assert read_numbers_as_drawn(read, source, "Nanum Pen Script") == (
+    assert read_as_drawn(read, source, "Nanum Pen Script") == (
         "the EV71 vaccine and EV71-\nrelated disease"
     )
-    assert missing_numbers(source, read_numbers_as_drawn(read, source, "Nanum Pen Script")) == []
+    assert missing_numbers(source, read_as_drawn(read, source, "Nanum Pen Script")) == []
     # Another digit still differs.
-    assert read_numbers_as_drawn("the Ev7Z vaccine", source, "Nanum Pen Script") == (
-        "the Ev7Z vaccine"
-    )
+    assert read_as_drawn("the Ev7Z vaccine", source, "Nanum Pen Script") == ("the Ev7Z vaccine")
     # A roman numeral is a number too: an option "I" read as "1".
-    assert read_numbers_as_drawn("1", "I", "Nanum Pen Script") == "I"
-    assert read_numbers_as_drawn("1", "I", "Noto Sans") == "1"
+    assert read_as_drawn("1", "I", "Nanum Pen Script") == "I"
+    assert read_as_drawn("1", "I", "Noto Sans") == "1"
 
 
 def test_a_units_case_counts_only_where_it_names_another_quantity() -> None:
@@ -354,17 +348,13 @@ def test_a_units_case_counts_only_where_it_names_another_quantity() -> None:
 
 def test_glyphs_of_one_height_need_less_likeness_to_be_read_alike() -> None:
     """Nanum Pen Script's "0" is as small as its "o": "l7o" is the "170" it draws, "13o" is not."""
-    from itemshot.verify.checks.glyphs import lookalikes, read_numbers_as_drawn
+    from itemshot.verify.checks.glyphs import lookalikes, read_as_drawn
 
     assert ("0", "o") in lookalikes("Nanum Pen Script")
     assert ("0", "o") not in lookalikes("Noto Sans")
     source = "identify the 170 structure."
-    assert read_numbers_as_drawn("identify the l7o structure.", source, "Nanum Pen Script") == (
-        source
-    )
-    assert read_numbers_as_drawn("the l3o structure", source, "Nanum Pen Script") == (
-        "the l3o structure"
-    )
+    assert read_as_drawn("identify the l7o structure.", source, "Nanum Pen Script") == (source)
+    assert read_as_drawn("the l3o structure", source, "Nanum Pen Script") == ("the l3o structure")
 
 
 def test_a_changed_formula_number_fails_region_scoring() -> None:
@@ -680,14 +670,28 @@ def test_japanese_sentences_are_no_letter_digit_codes() -> None:
     assert codes("図1の回路で、電源の電圧は12 V. See Fig. P2.79 and E1.") == ["P2.79", "E1"]
 
 
+def test_a_handwritten_letter_drawn_as_a_digit_is_read_as_the_source_has_it() -> None:
+    """Nanum Pen Script's "l" and "1" are one stroke: "1.(a)" shows the source's "l.(a)"."""
+    from itemshot.verify.checks.glyphs import read_as_drawn
+
+    source = "l.(a) >L(a);l(b)>l,(b)"
+    read = "1.(a)>L(a);1(b)>1,(b)"
+    assert read_as_drawn(read, source, "Nanum Pen Script") == "l.(a)>L(a);l(b)>l,(b)"
+    assert read_as_drawn(read, source, "Noto Sans") == read
+    # A piece the source has as read is never rewritten: its "1(b)" is a number.
+    assert read_as_drawn("see 1(b) and 1(a)", "see 1(b) and l(a)", "Nanum Pen Script") == (
+        "see 1(b) and 1(a)"
+    )
+
+
 def test_handwritten_2_and_z_are_one_glyph() -> None:
     """Nanum Pen Script's "2" is its "z" (both engines read "1200" as "Izoo")."""
-    from itemshot.verify.checks.glyphs import read_numbers_as_drawn
+    from itemshot.verify.checks.glyphs import read_as_drawn
 
     read = "supplied as Izoo kJ per kilogram"
     source = "supplied as 1200 kJ per kilogram"
-    assert read_numbers_as_drawn(read, source, "Nanum Pen Script") == source
-    assert read_numbers_as_drawn(read, source, "Noto Sans") == read
+    assert read_as_drawn(read, source, "Nanum Pen Script") == source
+    assert read_as_drawn(read, source, "Noto Sans") == read
 
 
 def test_a_caption_line_under_a_figure_is_not_the_stems_reference() -> None:
@@ -820,12 +824,12 @@ def test_a_short_options_closing_period_is_punctuation() -> None:
 
 def test_a_lookalike_is_read_as_the_source_word_glyph_for_glyph() -> None:
     """Nanum Pen Script's 1 is its I: "I-msquare" is the source's "1-msquare", q stays q."""
-    from itemshot.verify.checks.glyphs import read_numbers_as_drawn
+    from itemshot.verify.checks.glyphs import read_as_drawn
 
     source = "Gate ABC in Fig. P2.79 is 1-msquare and hinged"
     read = "Gate ABC in Fig. P2.79 is I-msquare and hinged"
-    assert read_numbers_as_drawn(read, source, "Nanum Pen Script") == source
-    assert read_numbers_as_drawn("is I-msquire", source, "Nanum Pen Script") == "is I-msquire"
+    assert read_as_drawn(read, source, "Nanum Pen Script") == source
+    assert read_as_drawn("is I-msquire", source, "Nanum Pen Script") == "is I-msquire"
 
 
 def test_numbers_right_after_kana_or_kanji_are_numbers() -> None:

@@ -138,47 +138,50 @@ def _drawn_alike(read: str, written: str, found: list[frozenset[str]]) -> bool:
     )
 
 
-def read_numbers_as_drawn(
+def read_as_drawn(
     observed: str, expected: str, family: str, thresholds: Thresholds = DEFAULT_THRESHOLDS
 ) -> str:
-    """Return the OCR text with tokens the font's lookalikes make into numbers of the source.
+    """Return the OCR text with tokens the font draws as a word of the source made that word.
 
     "Figure l" read from a face whose "1" is a bare stroke becomes "Figure 1"
     when the source says "Figure 1" ("EI" becomes "E1", "l10°" "110°",
-    "I-msquare" "1-msquare"). A token is rewritten only into a word of the
-    source that holds a digit (or is a roman numeral: an option "I" read "1"),
-    glyph for glyph, and never when the source has
-    the token as it was read (the word "I"), so a changed digit (1 → 7)
-    still differs. The font's lookalikes are measured by `thresholds`' `glyph_*`.
+    "I-msquare" "1-msquare"), and "1.(a)" becomes "l.(a)" where the source
+    has the letter. A token is rewritten only into a word or piece of the
+    source it is glyph for glyph, each pair equal or drawn alike in the face,
+    and never when the source has the token as it was read (the word "I"),
+    so a changed digit (1 → 7) still differs. The font's lookalikes are
+    measured by `thresholds`' `glyph_*`.
     """
     found = groups(lookalikes(family, thresholds)) if family else []
     if not found:
         return observed
     sequence = normalise(expected).split()
     words = set(sequence)
-    numbered: dict[int, list[str]] = {}
-    # A word broken at its hyphen across two lines ("EV71-" / "related") is read in pieces.
-    pieces = {piece for word in words for piece in (word, *_hyphen_pieces(word))}
-    for piece in pieces:
-        core = _core(piece)
-        if _numbered(core):
-            numbered.setdefault(len(core), []).append(core)
+    written: dict[int, list[str]] = {}
+    # A word broken at its hyphen across two lines ("EV71-" / "related") is read in pieces,
+    # and the reading is cut at brackets and operators ("l.(a)>L(a)"): so is the source.
+    pieces = {
+        piece for word in words for piece in (word, *_hyphen_pieces(word), *_PIECE.findall(word))
+    }
+    cores = {_core(piece) for piece in pieces} - {""}
+    for core in sorted(cores):  # one order whatever the hash seed: the first alike wins
+        written.setdefault(len(core), []).append(core)
     # A handwriting face sets words close, and an engine runs a bare "1" into the word after
     # it ("Figure 1 E" read "Figure IE"): the pair is written back as the source spaces it.
     for first, second in itertools.pairwise(_core(word) for word in sequence):
         if first and second and (_numbered(first) or _numbered(second)):
-            numbered.setdefault(len(first + second), []).append(f"{first} {second}")
+            written.setdefault(len(first + second), []).append(f"{first} {second}")
 
     def rewrite(match: re.Match[str]) -> str:
         piece = match.group(0)
         core = piece.rstrip(".,;:!?")
         label = match.start() > 0 and observed[match.start() - 1] in "([" and len(core) == 1
-        if label or core in words:
+        if label or core in words or core in cores:
             return piece
-        for written in numbered.get(len(core), ()):
-            joined = written.replace(" ", "")
+        for source in written.get(len(core), ()):
+            joined = source.replace(" ", "")
             if joined != core and _drawn_alike(core, joined, found):
-                return written + piece[len(core) :]
+                return source + piece[len(core) :]
         return piece
 
     return _PIECE.sub(rewrite, observed)

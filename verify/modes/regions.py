@@ -21,7 +21,7 @@ from itemshot.verify.checks.figures import (
 )
 from itemshot.verify.checks.findings import FINDING_CODES, finding_shown
 from itemshot.verify.checks.formula_record import formula_reasons
-from itemshot.verify.checks.glyphs import read_numbers_as_drawn
+from itemshot.verify.checks.glyphs import read_as_drawn
 from itemshot.verify.checks.labels import split_label
 from itemshot.verify.checks.layout_checks import (
     final_drawn_px,
@@ -311,7 +311,7 @@ def _score(
 ) -> FieldResult:
     """Score a field's reading, numbers read as the field's own face draws them."""
     family = (primary_font(crops[0].region) or "") if crops else ""
-    observed = read_numbers_as_drawn(observed, field.text, family, thresholds)
+    observed = read_as_drawn(observed, field.text, family, thresholds)
     if field.name.startswith("caption:"):
         return score_caption(field, observed, thresholds)
     if field.letter:

@@ -1,7 +1,7 @@
 """Which catalogue face drew a page with no layout record, told from its ink.
 
 Region mode knows the face each region was set in, and three of its steps
-depend on it: numbers read as the face draws them (a handwritten "1" is a
+depend on it: tokens read as the face draws them (a handwritten "1" is a
 bare stroke), labels drawn alike in the face, and the ink settler, which
 draws the source's tokens in that face. An image with no record (generated
 or made elsewhere) says nothing of its face; but its words that were read
