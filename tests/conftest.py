@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from itemshot.cli import main
 
@@ -26,6 +27,12 @@ OUTPUTS = FIXTURES / "outputs"
 SAMPLE_DATA = ROOT / "renderer" / "sample" / "sample.jsonl"
 
 os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
+
+# Property tests draw their examples from a seed fixed per test, so the suite gives the same
+# result on every run and machine; `HYPOTHESIS_PROFILE=explore` draws new ones each run.
+settings.register_profile("repeatable", derandomize=True, database=None)
+settings.register_profile("explore")
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
 def run_cli(*args: str | Path) -> int:
