@@ -332,7 +332,7 @@ def test_a_letter_whose_cases_share_a_shape_is_read_either_way_in_a_code() -> No
     )
     assert missing_numbers(source, read_as_drawn(read, source, "Nanum Pen Script")) == []
     # Another digit still differs.
-    assert read_as_drawn("the Ev7Z vaccine", source, "Nanum Pen Script") == ("the Ev7Z vaccine")
+    assert read_as_drawn("the Ev7Z vaccine", source, "Nanum Pen Script") == "the Ev7Z vaccine"
     # A roman numeral is a number too: an option "I" read as "1".
     assert read_as_drawn("1", "I", "Nanum Pen Script") == "I"
     assert read_as_drawn("1", "I", "Noto Sans") == "1"
@@ -353,8 +353,8 @@ def test_glyphs_of_one_height_need_less_likeness_to_be_read_alike() -> None:
     assert ("0", "o") in lookalikes("Nanum Pen Script")
     assert ("0", "o") not in lookalikes("Noto Sans")
     source = "identify the 170 structure."
-    assert read_as_drawn("identify the l7o structure.", source, "Nanum Pen Script") == (source)
-    assert read_as_drawn("the l3o structure", source, "Nanum Pen Script") == ("the l3o structure")
+    assert read_as_drawn("identify the l7o structure.", source, "Nanum Pen Script") == source
+    assert read_as_drawn("the l3o structure", source, "Nanum Pen Script") == "the l3o structure"
 
 
 def test_a_changed_formula_number_fails_region_scoring() -> None:

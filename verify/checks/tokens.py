@@ -44,7 +44,7 @@ _STACKING = re.compile(r"\\(?:[dtc]?frac|[dt]?binom|stackrel|overset|underset)(?
 
 def numbers(text: str) -> list[str]:
     """Return every number in the normalised text, as written (separators kept)."""
-    return [m.group(0).lstrip("+") for m in _NUMBER.finditer(normalise(text))]
+    return [number for number, _ in _numbers_read_on(text)]
 
 
 def number_units(text: str, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[str]:
