@@ -15,7 +15,7 @@ from itemshot.renderer.markup import Math, paragraphs
 from itemshot.verify.checks.expected import Field, options, stem
 from itemshot.verify.checks.fonts import font_facts, uncovered
 from itemshot.verify.checks.labels import split_label
-from itemshot.verify.checks.scoring import score_caption
+from itemshot.verify.checks.scoring import read_as_another_option, score_caption
 from itemshot.verify.checks.tokens import (
     codes,
     formula_numbers,
@@ -47,6 +47,8 @@ def test_normalise_folds_width_quotes_dashes_spaces_and_cjk_spacing() -> None:
     assert normalise("ＡＢＣ１２３  “x” – y\n z") == 'ABC123 "x" - y z'
     assert normalise("図 1 の 回 路 で") == "図1の回路で"
     assert normalise("fill in ______ here") == "fill in here"
+    # A rule read as dashes is the same blank.
+    assert normalise("sx=______ n=______") == normalise("sx=—— n=———") == "sx= n="
     assert normalise("E is .. ?") == normalise("E is … ?") == "E is ?"
     # One glyph in two scripts: the Latin phi of a source is the Greek phi a reader sees.
     assert normalise("ɸ(x1, x2)") == normalise("φ(x1, x2)")
@@ -176,6 +178,45 @@ def test_word_recall_splits_at_formula_gaps() -> None:
         )
         == 1.0
     )
+
+
+def test_word_recall_wants_words_not_a_digit_and_its_comma() -> None:
+    # Handwritten "q > 0, w = 0, ΔU = 0" read without its commas: no word is lost.
+    assert word_recall("q > 0, w = 0, \nU = 0", "(A)q>0W=0ΔU=0") == 1.0
+    # A word of two letters not read still is.
+    assert word_recall("L cos \n", "(A) L") == 0.0
+
+
+def test_marks_read_as_their_look_alikes_are_the_marks() -> None:
+    # A caret read as the apostrophe it sits as high as; a handwritten x read as a cross.
+    assert word_recall("L sin^2 \n", "(8) L sin’2 9") == 1.0
+    assert missing_numbers("L sin^2 \n", "(8) L sin’2 9") == []
+    strain = "of \n_xy=40*10^(-6)x+20*10^(-6)y, where"
+    assert missing_numbers(strain, "of γ ×y=40*10^(-6)×+20*10^(-6)y, where") == []
+    assert (
+        missing_ends(
+            "Calculate the following: \n=______ sx=______ n=______",
+            "Calculate the following: xbar=___——-\nS×=—n=———",
+        )
+        == []
+    )
+    # The digits are still compared.
+    assert "sin^2" in missing_numbers("L sin^2 \n", "(8) L sin’3 9")
+    assert missing_numbers(strain, "of γ ×y=40*10^(-5)×+20*10^(-6)y, where") != []
+
+
+def test_an_option_read_as_another_options_text_shows_that_option() -> None:
+    # validation_Public_Health_17: options a sign apart, swapped on the page.
+    texts = {"A": "(48.0-25.4) /48.0", "B": "(48.0+25.4) /48.0", "C": "(48.0*25.4) /48.0"}
+    options = [Field(f"option:{k}", v, (), (), k) for k, v in texts.items()]
+    swapped = read_as_another_option(options[2], ["(C) (48.0+25.4) /48.0"], options)
+    assert swapped is not None and swapped.detail == "read as option B's text"
+    # Read as its own, or nearer its own than the other's by another engine: no reason.
+    assert read_as_another_option(options[2], ["(C) (48.0*25.4) /48.0"], options) is None
+    both = ["(C) (48.0+25.4) /48.0", "(C) (48.0*25.4)/48.0"]
+    assert read_as_another_option(options[2], both, options) is None
+    # A misreading that is no option's text is the text checks' to weigh.
+    assert read_as_another_option(options[2], ["(C) (48.0°25.4) /48.0"], options) is None
 
 
 def test_option_labels_with_common_misreadings() -> None:

@@ -18,7 +18,13 @@ from itemshot.verify.checks.tokens import (
     short_option_found,
     unread_formula_scripts,
 )
-from itemshot.verify.reading.text import missing_ends, ocr_accuracy, word_recall, words_and_numbers
+from itemshot.verify.reading.text import (
+    folded,
+    missing_ends,
+    ocr_accuracy,
+    word_recall,
+    words_and_numbers,
+)
 from itemshot.verify.thresholds import Thresholds
 from itemshot.verify.verdicts import Reason, RegionScore
 
@@ -153,6 +159,42 @@ def score_option(
         measures["rule"] = "image-only option: label only"
     region = RegionScore(field.name, "option", score, field.text, observed, measures)
     return FieldResult(score, tuple(reasons), region)
+
+
+def read_as_another_option(
+    field: Field, readings: Sequence[str], options: Sequence[Field]
+) -> Reason | None:
+    """Return a reason when an option is read as another option's text and no reading shows its own.
+
+    Two options a sign apart ("(48.0+25.4) /48.0" and "(48.0*25.4) /48.0")
+    swapped on the page keep every number and all but one character, so the
+    text checks pass each; a reading that is another option's text, character
+    for character (spaces, case and look-alike marks aside), shows that
+    option. A reading nearer the option's own text than that one's is
+    evidence for its own. Options with formulas are not compared (their text
+    has gaps where the formulas stood).
+    """
+    own = folded(field.text)
+    if field.math or not own:
+        return None
+    texts = [split_label(r)[1] for r in readings if r.strip()]
+    shown = {folded(t) for t in texts}
+    rival = next(
+        (
+            o
+            for o in options
+            if o.name != field.name
+            and not o.math
+            and folded(o.text) != own
+            and folded(o.text) in shown
+        ),
+        None,
+    )
+    if rival is None or any(
+        ocr_accuracy(field.text, t) > ocr_accuracy(rival.text, t) for t in texts
+    ):
+        return None
+    return Reason("text_mismatch", field.name, f"read as option {rival.letter}'s text")
 
 
 def score_caption(field: Field, observed: str, thresholds: Thresholds) -> FieldResult:

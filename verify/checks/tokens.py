@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from itemshot.verify.checks.expected import FIGURE_WORDS
 from itemshot.verify.checks.meaning import zipf
-from itemshot.verify.reading.text import compact, has_cjk, normalise, words
+from itemshot.verify.reading.text import READ_MARKS, compact, has_cjk, normalise, words
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS, Thresholds
 
 # A number: optional sign, digits with thousands separators or decimals. Not after a Latin
@@ -131,8 +131,8 @@ def missing_numbers(expected: str, observed: str) -> list[str]:
 # Glyphs a code is read with whichever character they are: in a code ("l(b)", "2-II") no
 # reader tells a lowercase l, a capital I and a digit 1 apart by anything but the face's
 # serifs, nor an O from a 0 ("P0" read "PO", a subscript zero read as a letter) by more than
-# its width.
-_CODE_ALIKE = str.maketrans({"l": "1", "I": "1", "|": "1", "O": "0", "o": "0"})
+# its width. Marks read as their look-alikes (a caret as an apostrophe) are folded too.
+_CODE_ALIKE = str.maketrans({"l": "1", "I": "1", "|": "1", "O": "0", "o": "0", **READ_MARKS})
 
 
 def _code_glyphs(text: str) -> str:

@@ -37,6 +37,7 @@ from itemshot.verify.checks.scoring import (
     FieldResult,
     ends_reason,
     formula_number_reasons,
+    read_as_another_option,
     score_caption,
     score_option,
     score_stem,
@@ -544,6 +545,7 @@ def verify_image(
     for field, field_crops, _result in fields:
         drawn = [latex for c in field_crops for latex in c.region.math]
         reasons.extend(formula_reasons(field, drawn))
+    reasons.extend(_options_read_as_others(fields, page))
     for field, field_crops, result in fields:
         reasons.extend(result.reasons)
         measured = [legibility[c.region.name] for c in field_crops if c.region.name in legibility]
@@ -560,6 +562,29 @@ def verify_image(
 
 
 Entry = tuple[Field, list[TextCrop], FieldResult]
+
+
+def _options_read_as_others(fields: list[Entry], page: _Page) -> list[Reason]:
+    """Return a reason per option read as another option's text by every engine that read it.
+
+    Asked once the readings are settled, over what each engine read: the
+    second engine reads an option tesseract read as another's unless it was
+    asked already (see `read_as_another_option`).
+    """
+    found = []
+    for field, crops, result in fields:
+        if not field.letter or not crops:
+            continue
+        readings = result.region.measures.get("readings")
+        texts = list(readings.values()) if isinstance(readings, dict) else [result.region.observed]
+        if read_as_another_option(field, texts, page.options) is None:
+            continue
+        if not isinstance(readings, dict):
+            texts.append("\n".join(second_reader.read(c.raw, c.font_px) for c in crops))
+        reason = read_as_another_option(field, texts, page.options)
+        if reason is not None:
+            found.append(reason)
+    return found
 
 
 @dataclass(frozen=True)

@@ -79,7 +79,14 @@ _CJK_CHAR = re.compile(f"[{_CJK}]")
 _SPACE_BEFORE_CJK = re.compile(f" (?=[{_CJK}])")
 _SPACE_AFTER_CJK = re.compile(f"(?<=[{_CJK}]) ")
 _WHITESPACE = re.compile(r"\s+")
-_BLANK = re.compile(r"_{2,}|\.{2,}")
+# A rule is read as underscores, dots or dashes ("______" as "———"): runs of two or more.
+_BLANK = re.compile(r"_{2,}|\.{2,}|-{2,}")
+# Marks an engine reads as another of their height and place, which no reader would tell
+# apart in context: a caret as the apostrophe it sits as high as ("sin^2" read "sin'2"), a
+# letter x as the multiplication cross a handwriting face draws it like. Folded only where
+# texts are compared (not in `normalise`, whose output is parsed for operators and units).
+READ_MARKS = {"'": "^", "\u00d7": "x"}
+_READ_MARKS = str.maketrans(READ_MARKS)
 
 
 # Letters of two scripts drawn as one glyph, which NFKC keeps apart: a reader (and an
@@ -114,9 +121,10 @@ def ocr_accuracy(expected: str, observed: str) -> float:
     """Return the accuracy used for verdicts: `accuracy` with spaces and letter case ignored.
 
     Word spacing and case are where tesseract errs most on correct renders
-    ("A stroke." read "Astroke.", "(C)" read "(c)"); neither changes content.
+    ("A stroke." read "Astroke.", "(C)" read "(c)"); neither changes content,
+    nor does a mark read as its look-alike (`READ_MARKS`).
     """
-    a, b = compact(expected).casefold(), compact(observed).casefold()
+    a, b = folded(expected), folded(observed)
     if not a and not b:
         return 1.0
     return 1.0 - Levenshtein.distance(a, b) / max(len(a), len(b))
@@ -140,11 +148,11 @@ def missing_ends(
     """
     end_chars = int(thresholds.ends_chars)
     min_end_chars = int(thresholds.ends_min_chars)
-    a, b = compact(expected).casefold(), compact(observed).casefold()
+    a, b = folded(expected), folded(observed)
     if len(a) < int(thresholds.ends_from_chars):
         return []
     pieces = expected.split("\n")
-    first, last = compact(pieces[0]).casefold(), compact(pieces[-1]).casefold()
+    first, last = folded(pieces[0]), folded(pieces[-1])
     if len(pieces) == 1:
         first = last = a
     missing = []
@@ -162,11 +170,19 @@ def word_recall(expected: str, observed: str, min_ratio: float = 85.0) -> float:
     Line breaks in `expected` mark where formulas stood; each piece is split
     into words (a CJK piece without spaces is one word). A word counts as
     found when it aligns with part of the observed text at `min_ratio` or better.
+    Only words of two letters or digits or more are wanted: in "q > 0, w = 0"
+    the "0," is one digit and a comma, and a comma the engine did not read
+    would count as a word lost (the numbers and relations have their own checks).
     """
-    wanted = [w for chunk in expected.split("\n") for w in words(chunk.casefold()) if len(w) >= 2]
+    wanted = [
+        w.translate(_READ_MARKS)
+        for chunk in expected.split("\n")
+        for w in words(chunk.casefold())
+        if sum(c.isalnum() for c in w) >= 2
+    ]
     if not wanted:
         return 1.0
-    seen = compact(observed).casefold()
+    seen = folded(observed)
     found = sum(1 for w in wanted if w in seen or fuzz.partial_ratio(w, seen) >= min_ratio)
     return found / len(wanted)
 
@@ -185,6 +201,11 @@ def words_and_numbers(text: str) -> str:
     """Return the normalised text with only its letters, digits and spaces (no punctuation)."""
     kept = "".join(c if c.isalnum() else " " for c in normalise(text))
     return " ".join(kept.split())
+
+
+def folded(text: str) -> str:
+    """Return the normalised text as compared: no spaces, case and read-alike marks folded."""
+    return compact(text).casefold().translate(_READ_MARKS)
 
 
 def compact(text: str) -> str:
