@@ -641,3 +641,28 @@ def test_a_numbers_siblings_are_no_wider_than_it() -> None:
     assert _siblings("1", tokens) == ["6"]
     assert _siblings("40", tokens) == ["1", "6"]
     assert _siblings("15 kg", tokens) == []
+
+
+@pytest.mark.parametrize(
+    ("third", "settled"), [("market are bonded", False), ("blocks are bonded", True)]
+)
+def test_a_changed_word_is_not_settled_by_its_reading_drawn_on_the_line_above(
+    third: str, settled: bool
+) -> None:
+    # validation_Materials_7: "The blocks are bonded" shown as "The market are bonded". A
+    # handwriting face's lines are set less than its drawing's em apart, and "blocks are"
+    # is located over the next line's "plates are"; "market are", the reading, fits its own
+    # line better, and that line is another place, not the same one.
+    lines = ("two blocks of rubber", "each with a height h. The", third, "plates are rigid")
+    text = " ".join(lines).replace(third, "blocks are bonded")
+    field = Field("question", text, (), ())
+    index = text.split().index("blocks", 2)
+    reason = Reason(
+        ReasonCode.WORD_CHANGED,
+        "question",
+        "'blocks' read as 'market'",
+        tokens=(f"blocks@{index}",),
+    )
+    crop = _lines(*lines, pitch=21)  # the drawing's em is 23 px
+    kept = settle_by_ink(field, [crop], RECORDED_PX, FAMILY, "", _result((reason,)))
+    assert (kept.reasons == ()) is settled, kept.region.measures

@@ -698,9 +698,15 @@ def _read_elsewhere(
 
 
 def _overlap(one: _Spot, other: _Spot) -> bool:
-    """Return whether two located drawings lie on the same line, a word or less apart."""
+    """Return whether two located drawings lie on the same line, a word or less apart.
+
+    The same line is less than half an em up or down (as in `Evidence.same_place`): a
+    handwriting face is drawn larger than the size its lines are set at, so its next line
+    can lie less than a whole em of the drawing below.
+    """
     em = max(one.size, other.size)
-    return one.page == other.page and abs(one.y - other.y) < em and abs(one.x - other.x) < 4 * em
+    same_line = 2 * abs(one.y - other.y) < em
+    return one.page == other.page and same_line and abs(one.x - other.x) < 4 * em
 
 
 def _near(
