@@ -98,6 +98,17 @@ def test_a_changed_word_beside_math_the_source_text_lacks_is_paired_with_its_rep
     assert [(f.word, f.read) for f in found] == [("below", "above")]
 
 
+def test_a_changed_word_is_not_paired_with_a_letter_beside_it_that_its_reading_shares() -> None:
+    # validation_Physics_17: "current I in" shown as "species I in", read "species Tin".
+    # "species" holds the "i" of the letter "I": one shared letter makes no closer pairing
+    # than "current", or the changed word would be read as a word not read at all.
+    found = findings(
+        "How does power P vary with current I in a component that obeys Ohm's law?",
+        "How does power P vary with species\nTin a component that obeys Ohm's law?",
+    )
+    assert [(f.word, f.read) for f in found] == [("current", "species")]
+
+
 def test_a_referent_letter_read_as_another_letter_is_changed() -> None:
     # Options that differ only in the letter they point at: "a)" shown as "b)" is a swap.
     source = "There is an asymmetric centre at the position labelled a)"
