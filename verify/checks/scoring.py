@@ -19,7 +19,7 @@ from itemshot.verify.checks.tokens import (
     unread_formula_scripts,
 )
 from itemshot.verify.reading.text import (
-    folded,
+    compact,
     missing_ends,
     ocr_accuracy,
     word_recall,
@@ -169,32 +169,36 @@ def read_as_another_option(
     Two options a sign apart ("(48.0+25.4) /48.0" and "(48.0*25.4) /48.0")
     swapped on the page keep every number and all but one character, so the
     text checks pass each; a reading that is another option's text, character
-    for character (spaces, case and look-alike marks aside), shows that
-    option. A reading nearer the option's own text than that one's is
+    for character (spaces and case aside), shows that option. A reading as
+    near the option's own text as that one's (look-alike glyphs folded) is
     evidence for its own. Options with formulas are not compared (their text
     has gaps where the formulas stood).
     """
-    own = folded(field.text)
+    own = _exact(field.text)
     if field.math or not own:
         return None
     texts = [split_label(r)[1] for r in readings if r.strip()]
-    shown = {folded(t) for t in texts}
+    shown = {_exact(t) for t in texts}
     rival = next(
         (
             o
             for o in options
             if o.name != field.name
             and not o.math
-            and folded(o.text) != own
-            and folded(o.text) in shown
+            and _exact(o.text) != own
+            and _exact(o.text) in shown
         ),
         None,
     )
     if rival is None or any(
-        ocr_accuracy(field.text, t) > ocr_accuracy(rival.text, t) for t in texts
+        ocr_accuracy(field.text, t) >= ocr_accuracy(rival.text, t) for t in texts
     ):
         return None
     return Reason("text_mismatch", field.name, f"read as option {rival.letter}'s text")
+
+
+def _exact(text: str) -> str:
+    return compact(text).casefold()
 
 
 def score_caption(field: Field, observed: str, thresholds: Thresholds) -> FieldResult:

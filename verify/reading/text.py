@@ -86,7 +86,14 @@ _BLANK = re.compile(r"_{2,}|\.{2,}|-{2,}")
 # letter x as the multiplication cross a handwriting face draws it like. Folded only where
 # texts are compared (not in `normalise`, whose output is parsed for operators and units).
 READ_MARKS = {"'": "^", "\u00d7": "x"}
-_READ_MARKS = str.maketrans(READ_MARKS)
+# Glyphs told apart only by context, folded to one where texts are compared (case folded
+# first): a bare stroke ("1", "l", "I" in a sans face, "|"), and a ring ("o", "0"). A thin
+# face's "2-I, 3-III" is read "2-1, 3-111"; which glyph it is, the number and word checks
+# weigh (`verify.checks.tokens`, `verify.checks.meaning`), not the share of characters read.
+_READ_ALIKE = str.maketrans({**READ_MARKS, "l": "1", "i": "1", "|": "1", "o": "0"})
+# A run of bare strokes is counted by eye, not read: engines read a thin face's "III" as
+# "11", "111" or "1111" alike. Compared as one stroke (the number checks count them).
+_STROKES = re.compile(r"1{2,}")
 
 
 # Letters of two scripts drawn as one glyph, which NFKC keeps apart: a reader (and an
@@ -122,7 +129,7 @@ def ocr_accuracy(expected: str, observed: str) -> float:
 
     Word spacing and case are where tesseract errs most on correct renders
     ("A stroke." read "Astroke.", "(C)" read "(c)"); neither changes content,
-    nor does a mark read as its look-alike (`READ_MARKS`).
+    nor does a glyph read as its look-alike (`folded`).
     """
     a, b = folded(expected), folded(observed)
     if not a and not b:
@@ -175,7 +182,7 @@ def word_recall(expected: str, observed: str, min_ratio: float = 85.0) -> float:
     would count as a word lost (the numbers and relations have their own checks).
     """
     wanted = [
-        w.translate(_READ_MARKS)
+        _fold(w)
         for chunk in expected.split("\n")
         for w in words(chunk.casefold())
         if sum(c.isalnum() for c in w) >= 2
@@ -204,8 +211,13 @@ def words_and_numbers(text: str) -> str:
 
 
 def folded(text: str) -> str:
-    """Return the normalised text as compared: no spaces, case and read-alike marks folded."""
-    return compact(text).casefold().translate(_READ_MARKS)
+    """Return the normalised text as compared: no spaces, case and read-alike glyphs folded."""
+    return _fold(compact(text).casefold())
+
+
+def _fold(text: str) -> str:
+    """Return case-folded text with read-alike glyphs folded and stroke runs counted as one."""
+    return _STROKES.sub("1", text.translate(_READ_ALIKE))
 
 
 def compact(text: str) -> str:
