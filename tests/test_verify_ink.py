@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from itemshot.verify.settlers.ink_settle import _shown_with_unit, settle_by_ink
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS
 from itemshot.verify.verdicts import Reason, ReasonCode, RegionScore
 
+INK_CROPS = Path(__file__).parent / "data" / "ink"  # crops of real pages (see its README)
 FAMILY = "Nanum Pen Script"  # the handwriting face both engines misread
 RECORDED_PX = 22.0
 
@@ -666,3 +668,15 @@ def test_a_changed_word_is_not_settled_by_its_reading_drawn_on_the_line_above(
     crop = _lines(*lines, pitch=21)  # the drawing's em is 23 px
     kept = settle_by_ink(field, [crop], RECORDED_PX, FAMILY, "", _result((reason,)))
     assert (kept.reasons == ()) is settled, kept.region.measures
+
+
+def test_a_unit_on_its_numbers_line_is_weighed_with_its_number() -> None:
+    # validation_Energy_and_Power_25 in Noto Sans: "6081 kW" shown as "6081 W". The unit
+    # drawn alone is for a line broken between the two; on the number's line a bold "kW"
+    # lies with its "k" over the number's "1" (lead +0.06 over "mW"), so the span's own
+    # drawing decides there, and "6081 W" fits the ink far better than "6081 kW".
+    crop = np.asarray(Image.open(INK_CROPS / "option-6081-W.png").convert("L"))
+    field = Field("option:C", "(1) 6081 kW, (2) 0.536", (), ())
+    reason = Reason(ReasonCode.UNIT_MISSING, "option:C", "6081kW", tokens=("6081kW",))
+    kept = settle_by_ink(field, [crop], 24.87, "Noto Sans", "(C)", _result((reason,)))
+    assert kept.reasons == (reason,), kept.region.measures

@@ -68,13 +68,19 @@ class Evidence:
 
     def same_place(self, other: Evidence) -> bool:
         """Return whether two evidences found their token's drawing at the same spot of the ink."""
+        if not self.same_line(other):
+            return False
+        assert self.at is not None and other.at is not None
+        return abs(self.at[2] - other.at[2]) < max(self.at[3], other.at[3])
+
+    def same_line(self, other: Evidence) -> bool:
+        """Return whether two evidences found their tokens' drawings on one line of one crop."""
         if self.at is None or other.at is None:
             return False
-        page, y, x, size = self.at
-        other_page, other_y, other_x, other_size = other.at
-        em = max(size, other_size)
+        page, y, _x, size = self.at
+        other_page, other_y, _other_x, other_size = other.at
         # Lines are set at least an em apart: on the next line is another place.
-        return page == other_page and 2 * abs(y - other_y) < em and abs(x - other_x) < em
+        return page == other_page and 2 * abs(y - other_y) < max(size, other_size)
 
     @property
     def shown(self) -> bool:

@@ -100,12 +100,19 @@ def settle_by_ink(
     own = normalise(field.text)
     source = normalise(f"{label} {field.text}") if label else own
 
-    def shown(token: str, rivals: list[str], text: str = "", read_here: Sequence[str] = ()) -> bool:
+    def shown(
+        token: str,
+        rivals: list[str],
+        text: str = "",
+        read_here: Sequence[str] = (),
+        found_at: list[ink.Evidence] | None = None,
+    ) -> bool:
         """Return whether the ink shows the token at every place `text` (the field) has it.
 
         A token with no neighbour in the option's own text ("80°", a short
         option's whole text) is also drawn alone: its only neighbour is the
-        label, set apart by the layout's own gap rather than a space.
+        label, set apart by the layout's own gap rather than a space. Where
+        each place was found is added to `found_at`.
         """
         places = ink.occurrences(text or source, token)
         alone = ink.occurrences(own, token)
@@ -153,6 +160,8 @@ def settle_by_ink(
                 every = every and not any(found.same_place(seen) for seen in spots)
                 spots.append(found)
             every = every and found is not None and found.shown
+        if found_at is not None:
+            found_at.extend(spots)
         return every and bool(places)
 
     formula_weighed: list[str] = []
@@ -353,16 +362,26 @@ def _broken_at_hyphen(text: str, token: str, shown: Callable[..., bool]) -> bool
 
 
 def _apart(span: str, shown: Callable[..., bool]) -> bool:
-    """Return whether the ink shows a spaced `number unit` span as its two words, each in place.
+    """Return whether the ink shows a spaced `number unit` span as its two words, on two lines.
 
     A line may break between the number and its unit ("Now 300 / kJ of"):
     one drawing of the span matches no line, but each word matches its own,
     the number against its changed digits, the unit against its changed prefix.
+    Only across a line break: on the number's own line the span's drawing is
+    what shows them, and the unit drawn alone can lie with a letter over the
+    number's last digit ("6081 W" showing "kW" by its "1").
     """
     number, _space, unit = span.partition(" ")
     if not unit or " " in unit:
         return False
-    return shown(number, ink.digit_rivals(number)) and shown(unit, ink.unit_variants(unit))
+    numbers: list[ink.Evidence] = []
+    units: list[ink.Evidence] = []
+    if not (
+        shown(number, ink.digit_rivals(number), found_at=numbers)
+        and shown(unit, ink.unit_variants(unit), found_at=units)
+    ):
+        return False
+    return not any(n.same_line(u) for n in numbers for u in units)
 
 
 def _holds(latex: str, token: str) -> bool:
