@@ -35,12 +35,18 @@ from itemshot.verify.checks.meaning import (
     token_shown,
     word_reasons,
 )
-from itemshot.verify.checks.scoring import score_option, score_stem
-from itemshot.verify.modes.regions import SETTLERS, _words_left, verify_image
+from itemshot.verify.checks.scoring import FieldResult, score_option, score_stem
+from itemshot.verify.modes.regions import (
+    SETTLERS,
+    _options_read_as_others,
+    _Page,
+    _words_left,
+    verify_image,
+)
 from itemshot.verify.modes.whole_image import audit_image
 from itemshot.verify.page.images import load_rgb
 from itemshot.verify.thresholds import DEFAULT_THRESHOLDS
-from itemshot.verify.verdicts import Reason, ReasonCode, Verdict
+from itemshot.verify.verdicts import Reason, ReasonCode, RegionScore, Verdict
 from tests.conftest import SAMPLE_DATA
 
 # --- the alignment and its judgments, on strings -------------------------------------------
@@ -107,6 +113,8 @@ def test_a_changed_word_is_not_paired_with_a_letter_beside_it_that_its_reading_s
         "How does power P vary with species\nTin a component that obeys Ohm's law?",
     )
     assert [(f.word, f.read) for f in found] == [("current", "species")]
+    # A letter read inside a short run ("ΔU =" read "aue") is still that run's.
+    assert findings("q > 0, w > 0, \nU = 0", "(0) 4>° w>o aue=0") == []
 
 
 def test_a_referent_letter_read_as_another_letter_is_changed() -> None:
@@ -393,6 +401,24 @@ def test_no_word_or_formula_is_called_changed_on_a_clean_handwritten_render(verd
                     "formula_changed",
                 }
                 assert not codes, (name, verdict.mode, verdict.reasons)
+
+
+def test_an_option_the_ink_showed_is_not_read_as_another_options_text() -> None:
+    # validation_Computer_Science_17 in a thin face: option D "s**" read "s*" (option I's
+    # text) by both engines, but its ink, weighed against every other option, shows "s**".
+    options = tuple(Field(f"option:{k}", t, (), (), k) for k, t in (("D", "s**"), ("I", "s*")))
+    readings = {"tesseract": "(D) s*", "pp-ocrv5": "(D)s*"}
+    page = _Page("eng", DEFAULT_THRESHOLDS, "DI", "Noto Sans", options, True)
+
+    def entry(settled: list[dict[str, object]]) -> tuple[Field, list[object], FieldResult]:
+        measures = {"readings": readings, "settled": settled}
+        region = RegionScore("option:D", "option", 0.67, "s**", "(D) s*", measures)
+        return options[0], [object()], FieldResult(0.67, (), region)
+
+    read_as = _options_read_as_others([entry([])], page)  # type: ignore[list-item]
+    assert [r.detail for r in read_as] == ["read as option I's text"]
+    by_ink = [{"settler": "ink", "passed": ["short_option_missing: s**"]}]
+    assert _options_read_as_others([entry(by_ink)], page) == []  # type: ignore[list-item]
 
 
 def test_reason_codes_are_typed_and_still_plain_strings() -> None:

@@ -87,7 +87,9 @@ STRAY_DISTANCE = 0.67  # share of a word's letters a stray run in its place diff
 MAX_MERGE = 4  # source words one read word may run together ("anddowantto")
 MERGE_SLACK = 0.34  # share of their letters a merge's read word may differ by (length, edits)
 LENGTH_PREFERENCE = 0.01  # a like-length pairing is this much cheaper: breaks ties only
-UNRELATED = 0.5  # share of their letters two words differ by past which they are unrelated
+# Share of their letters two words differ by past which they are unrelated: "I" and
+# "species" (one letter of seven), not "U" and "aue" (a handwritten "ΔU =" run together).
+UNRELATED = 0.75
 LANGUAGES = {"eng": "en"}  # tesseract language -> wordfreq language; others are not accounted
 
 
@@ -296,8 +298,8 @@ def _substitution(source_word: str, read_word: str) -> float:
     longer = max(len(source_word), len(read_word), 1)
     alike = 1.0 - abs(len(source_word) - len(read_word)) / longer
     distance = _distance(source_word, read_word)
-    # Words differing in most of their letters are unrelated, one shared letter or none: "I"
-    # shown as "species" (a letter of seven) is no closer a pairing than "current" is.
+    # Words differing in nearly all their letters are unrelated, one shared letter or none:
+    # "I" shown as "species" (a letter of seven) is no closer a pairing than "current" is.
     unrelated = 1.0 if distance > UNRELATED else distance
     return 2.0 * unrelated - LENGTH_PREFERENCE * alike
 

@@ -564,6 +564,26 @@ def verify_image(
 Entry = tuple[Field, list[TextCrop], FieldResult]
 
 
+INK_SETTLER = "ink"
+TEXT_CHECKS = ("text_mismatch", "short_option_missing")
+
+
+def _text_shown_by_ink(result: FieldResult) -> bool:
+    """Return whether the ink settler passed the field's text check, as its record says.
+
+    The ink weighs an option's whole text against the other options' texts
+    (`settle_by_ink`): shown, the text is the option's own whatever an
+    engine read ("s**" read "s*", another option's text).
+    """
+    settled = result.region.measures.get("settled", [])
+    return any(
+        entry.get("settler") == INK_SETTLER
+        and any(passed.partition(":")[0] in TEXT_CHECKS for passed in entry.get("passed", []))
+        for entry in settled
+        if isinstance(entry, dict)
+    )
+
+
 def _options_read_as_others(fields: list[Entry], page: _Page) -> list[Reason]:
     """Return a reason per option read as another option's text by every engine that read it.
 
@@ -573,7 +593,7 @@ def _options_read_as_others(fields: list[Entry], page: _Page) -> list[Reason]:
     """
     found = []
     for field, crops, result in fields:
-        if not field.letter or not crops:
+        if not field.letter or not crops or _text_shown_by_ink(result):
             continue
         readings = result.region.measures.get("readings")
         texts = list(readings.values()) if isinstance(readings, dict) else [result.region.observed]
@@ -653,7 +673,9 @@ SETTLERS = (
         lambda e, p: _reread(e, p.lang, p.thresholds, p.bound_letters(e[0].name)),
     ),
     Settler(
-        "ink", _while_passable, lambda e, p: _by_ink(e, p.family, list(p.options), p.thresholds)
+        INK_SETTLER,
+        _while_passable,
+        lambda e, p: _by_ink(e, p.family, list(p.options), p.thresholds),
     ),
 )
 
