@@ -6,10 +6,10 @@ comparison:
 1. Unicode NFKC (full-width letters and digits become ASCII, ligatures split).
 2. Quotes unified to `'` / `"`, dashes and minus signs to `-`, ellipsis to `...`.
 3. Whitespace folded: every run of whitespace becomes one space, ends trimmed.
-4. Fill-in blanks and elisions (runs of two or more `_` or of two or more
-   dots, an ellipsis included) removed: a rule, or dots a fraction of a
-   letter's size, that OCR reads as nothing, one mark or three; neither says
-   a word ("E is .. ?" asks what E is).
+4. Fill-in blanks and elisions (runs of two or more `_`, `-` or dots, an
+   ellipsis and dashes included) removed: a rule, or dots a fraction of a
+   letter's size, that OCR reads as nothing, one mark or three, underscores
+   or dashes; neither says a word ("E is .. ?" asks what E is).
 5. CJK spacing removed: a space next to a CJK character (kana, kanji, CJK
    punctuation, full-width forms) is dropped, since tesseract puts spaces
    between Japanese characters that the source does not have.
@@ -19,7 +19,9 @@ comparison:
 
 OCR accuracy = 1 - Levenshtein(a, b) / max(len(a), len(b)), the formula used by
 MMMU-Pro and JMMMU-Pro; two empty strings score 1. Verdicts use `ocr_accuracy`,
-the same formula on the normalised texts with spaces removed and case folded.
+the same formula on the texts as compared (`folded`): normalised, spaces
+removed, case folded, and the glyphs a reader tells apart only by context
+folded to one (a bare stroke, a ring, a caret read as an apostrophe).
 """
 
 from __future__ import annotations
