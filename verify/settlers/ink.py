@@ -79,8 +79,7 @@ class Evidence:
             return False
         page, y, _x, size = self.at
         other_page, other_y, _other_x, other_size = other.at
-        # Lines are set at least an em apart: on the next line is another place.
-        return page == other_page and 2 * abs(y - other_y) < max(size, other_size)
+        return _one_line((page, y, size), (other_page, other_y, other_size))
 
     @property
     def shown(self) -> bool:
@@ -703,16 +702,22 @@ def _read_elsewhere(
     return None
 
 
-def _overlap(one: _Spot, other: _Spot) -> bool:
-    """Return whether two located drawings lie on the same line, a word or less apart.
+def _one_line(one: tuple[int, int, int], other: tuple[int, int, int]) -> bool:
+    """Return whether two drawings, each (crop, row, size), lie on one line of one crop.
 
-    The same line is less than half an em up or down (as in `Evidence.same_place`): a
-    handwriting face is drawn larger than the size its lines are set at, so its next line
-    can lie less than a whole em of the drawing below.
+    One line is less than half an em up or down: a handwriting face is drawn
+    larger than the size its lines are set at, so its next line can lie less
+    than a whole em of the drawing below.
     """
+    (page, y, size), (other_page, other_y, other_size) = one, other
+    return page == other_page and 2 * abs(y - other_y) < max(size, other_size)
+
+
+def _overlap(one: _Spot, other: _Spot) -> bool:
+    """Return whether two located drawings lie on the same line, a word or less apart."""
     em = max(one.size, other.size)
-    same_line = 2 * abs(one.y - other.y) < em
-    return one.page == other.page and same_line and abs(one.x - other.x) < 4 * em
+    same_line = _one_line((one.page, one.y, one.size), (other.page, other.y, other.size))
+    return same_line and abs(one.x - other.x) < 4 * em
 
 
 def _near(
